@@ -1,0 +1,29 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { describeSystemError, usageError } from "../errors.js";
+import { statOrUndefined } from "../wait/watch-folder.js";
+import type { StepOptions } from "./step-options.js";
+
+// Checks what can be checked before anything waits or runs, so a misconfigured step fails at once instead of after
+// its command ran. Creates the folders baton will write into (Tekton does too): that is also the only sure test.
+
+export function checkStepPaths(options: StepOptions): void {
+  for (const file of options.waitFiles) {
+    if (statOrUndefined(file)?.isDirectory()) throw usageError(`wait file ${file} is a directory`);
+  }
+  if (options.postFile !== undefined) {
+    if (statOrUndefined(options.postFile)?.isDirectory()) throw usageError(`post file ${options.postFile} is a directory`);
+    makeFolder(dirname(options.postFile), "--post-file");
+  }
+  if (options.stepMetadataDir !== undefined) makeFolder(`${options.stepMetadataDir}/results`, "--step-metadata-dir");
+}
+
+function makeFolder(folder: string, option: string): void {
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "EEXIST" || code === "ENOTDIR" ? "a part of that path is a file" : describeSystemError(error);
+    throw usageError(`cannot create folder ${folder} for ${option}: ${why}`);
+  }
+}

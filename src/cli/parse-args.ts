@@ -1,0 +1,59 @@
+import { usageError } from "../errors.js";
+
+// A small table-driven parser instead of commander: every step of every pod pays its start-up (~5 ms, see README).
+// Parsing stops at "--" or at the first argument that is not an option, like tini and getopt's "+" mode,
+// so the command's own flags are never taken for baton's.
+
+export type OptionKind = "flag" | "value" | "list";
+export type OptionTable = Readonly<Record<string, OptionKind>>;
+
+export interface ParsedArgs {
+  /** Option name (without "--") -> its value: true for a flag, the last string for a value, every string for a list. */
+  options: Record<string, string | string[] | true>;
+  /** Everything after the options: the command and its arguments. */
+  rest: string[];
+}
+
+export function parseArgs(argv: readonly string[], table: OptionTable): ParsedArgs {
+  const options: ParsedArgs["options"] = {};
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      i++;
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") break;
+    if (!arg.startsWith("--")) throw usageError(`unknown option ${arg} (see baton --help)`);
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const kind = table[name];
+    if (kind === undefined) throw usageError(`unknown option --${name} (see baton --help)`);
+    if (kind === "flag") {
+      if (eq !== -1) throw usageError(`option --${name} takes no value`);
+      options[name] = true;
+      continue;
+    }
+    let value: string;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else if (i + 1 < argv.length) value = argv[++i]!;
+    else throw usageError(`option --${name} needs a value`);
+    if (kind === "list") {
+      const list = options[name];
+      options[name] = Array.isArray(list) ? [...list, value] : [value];
+    } else {
+      options[name] = value;
+    }
+  }
+  return { options, rest: argv.slice(i) };
+}
+
+export function stringOption(parsed: ParsedArgs, name: string): string | undefined {
+  const value = parsed.options[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+export function listOption(parsed: ParsedArgs, name: string): string[] {
+  const value = parsed.options[name];
+  return Array.isArray(value) ? value : [];
+}

@@ -1,0 +1,21 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+let counter = 0;
+
+/**
+ * Writes `content` to `path` so that a reader sees either nothing or the whole file: a temporary file in the same
+ * folder, then rename. Parent folders are created. Throws the system error (ENOSPC, EROFS, ...) on failure.
+ */
+export function writeFileAtomic(path: string, content: string): void {
+  const folder = dirname(path);
+  mkdirSync(folder, { recursive: true });
+  const temporary = join(folder, `.${basename(path)}.${process.pid}.${counter++}.tmp`);
+  try {
+    writeFileSync(temporary, content);
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,21 @@
+import { constants } from "node:os";
+
+// tini's rule: a child that exited gives its own code; one killed by signal N gives 128+N.
+
+export const EXIT_TIMEOUT = 124;
+export const EXIT_NOT_EXECUTABLE = 126;
+export const EXIT_NOT_FOUND = 127;
+
+export function signalNumber(signal: NodeJS.Signals): number {
+  return constants.signals[signal];
+}
+
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (signal) return 128 + signalNumber(signal);
+  return code ?? 1;
+}
+
+/** The exit code for a command that could not be started, as a shell would give it. */
+export function spawnErrorExitCode(errno: string | undefined): number {
+  return errno === "ENOENT" ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+}

@@ -1,0 +1,59 @@
+import { BatonError, EXIT_USAGE } from "../errors.js";
+import { statOrUndefined, watchFolderOf } from "./watch-folder.js";
+
+// Waits for a previous step's post file. Events do the work; the safety poll only catches what inotify cannot see
+// (a write to a symlink target outside the watched folder, filesystems without events).
+
+export const DEFAULT_SAFETY_POLL_MS = 1000;
+
+/** "found": the file is there (non-empty if asked); "failed": the previous step left FILE.err instead. */
+export type WaitOutcome = "found" | "failed";
+
+export interface WaitOptions {
+  /** Count the file only once it is non-empty (the downward-API "ready" file exists empty first). */
+  content: boolean;
+  /** Aborting ends the wait: the promise rejects with signal.reason. */
+  signal: AbortSignal;
+  /** Interval of the safety-net poll (default DEFAULT_SAFETY_POLL_MS). */
+  safetyPollMs?: number;
+  warn: (message: string) => void;
+}
+
+export function waitForFile(file: string, options: WaitOptions): Promise<WaitOutcome> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      watch.close();
+      clearInterval(poll);
+      options.signal.removeEventListener("abort", onAbort);
+      settle();
+    };
+    const look = () => {
+      try {
+        const outcome = lookFor(file, options.content);
+        if (outcome) finish(() => resolve(outcome));
+      } catch (error) {
+        finish(() => reject(error));
+      }
+    };
+    const onAbort = () => finish(() => reject(options.signal.reason));
+
+    // Arm the watch first, then look: a file made in between is then seen by one or the other.
+    const watch = watchFolderOf(file, look, options.warn);
+    const poll = setInterval(look, options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS);
+    options.signal.addEventListener("abort", onAbort);
+    if (options.signal.aborted) onAbort();
+    else look();
+  });
+}
+
+/** One look at the file and its .err sibling. The file itself wins: a step that succeeded is never skipped. */
+export function lookFor(file: string, content: boolean): WaitOutcome | undefined {
+  const stats = statOrUndefined(file);
+  if (stats?.isDirectory()) throw new BatonError(`wait file ${file} is a directory`, EXIT_USAGE);
+  if (stats && (!content || stats.size > 0)) return "found";
+  if (statOrUndefined(`${file}.err`)) return "failed";
+  return undefined;
+}

@@ -1,0 +1,82 @@
+import { watch, statSync, type FSWatcher } from "node:fs";
+import { dirname } from "node:path";
+
+// Calls onChange whenever something may have happened to `file`, using one inotify watch on the nearest folder
+// of the file that exists. Event names and filenames are ignored: the caller re-stats the file (see
+// shared/notes/waiting-and-spawning.md: this catches create, write, rename-into-place and the Kubernetes
+// ..data symlink swap). On every event the watch is re-armed on the deepest existing folder, so a folder that
+// appears later, or is removed and made again, is followed.
+
+/** Polling interval when the kernel refuses a watch (inotify limits are per user and shared by a whole node). */
+export const FALLBACK_POLL_MS = 100;
+
+export interface FolderWatch {
+  close(): void;
+}
+
+export function watchFolderOf(file: string, onChange: () => void, warn: (message: string) => void): FolderWatch {
+  const folder = dirname(file);
+  let watcher: FSWatcher | undefined;
+  let watched: { path: string; ino: number } | undefined;
+  let poll: NodeJS.Timeout | undefined;
+
+  const fallBackToPolling = (path: string, error: NodeJS.ErrnoException) => {
+    close();
+    warn(`cannot watch ${path} (${error.code ?? error.message}); polling every ${FALLBACK_POLL_MS} ms instead`);
+    poll = setInterval(onChange, FALLBACK_POLL_MS);
+  };
+
+  const arm = () => {
+    if (poll) return;
+    const target = nearestFolder(folder);
+    if (watched && watcher && target.path === watched.path && target.ino === watched.ino) return;
+    watcher?.close();
+    watcher = undefined;
+    try {
+      watcher = watch(target.path, { persistent: true }, onEvent);
+    } catch (error) {
+      const e = error as NodeJS.ErrnoException;
+      // ENOENT/ENOTDIR: the folder went away between the stat and the watch; the next look finds its parent.
+      if (e.code === "ENOENT" || e.code === "ENOTDIR") return arm();
+      return fallBackToPolling(target.path, e);
+    }
+    watcher.on("error", onEvent);
+    watched = target;
+  };
+
+  function onEvent() {
+    try {
+      arm();
+    } catch (error) {
+      fallBackToPolling(folder, error as NodeJS.ErrnoException);
+    }
+    onChange();
+  }
+
+  function close() {
+    watcher?.close();
+    watcher = undefined;
+    if (poll) clearInterval(poll);
+  }
+
+  arm();
+  return { close };
+}
+
+/** The deepest existing folder on the way to `folder` (at worst "/"), with its inode to notice a re-creation. */
+function nearestFolder(folder: string): { path: string; ino: number } {
+  for (let path = folder; ; path = dirname(path)) {
+    const stats = statOrUndefined(path);
+    if (stats?.isDirectory()) return { path, ino: stats.ino };
+    if (path === dirname(path)) throw Object.assign(new Error(`no folder of ${folder} exists`), { code: "ENOENT" });
+  }
+}
+
+/** stat that follows symlinks; undefined for ENOENT, or ENOTDIR while a folder on the way is still a file. */
+export function statOrUndefined(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
