@@ -1,0 +1,126 @@
+// Shared helpers for integration tests: run the built bundle as a real process, optionally as PID 1 of a new PID
+// namespace, and observe it from outside (files, /proc, exit status). No fakes.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const BATON = resolve(import.meta.dirname, "../../dist/baton.cjs");
+export const IS_ROOT = process.getuid?.() === 0;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Baton {
+  /** The process we spawned: baton itself, or `unshare` when running as PID 1. */
+  child: ChildProcess;
+  exited: Promise<Exit>;
+  /** baton's pid as seen from here (not 1, even when it is PID 1 in its namespace). */
+  hostPid(): Promise<number>;
+}
+
+export interface StartOptions {
+  /** Run baton as PID 1 of a new PID namespace (unshare --pid --fork --mount-proc). */
+  pid1?: boolean;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Extra words put before `node BATON`, e.g. another unshare. */
+  prefix?: string[];
+  stdin?: "ignore" | "pipe";
+}
+
+/** A clean environment, as a pod would give: no NODE_OPTIONS or NODE_EXTRA_CA_CERTS of this machine. */
+export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", ...extra };
+}
+
+export function startBaton(args: string[], options: StartOptions = {}): Baton {
+  const words = [...(options.prefix ?? []), process.execPath, BATON, ...args];
+  const argv = options.pid1 ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ...words] : words;
+  const child = spawn(argv[0]!, argv.slice(1), {
+    env: options.env ?? cleanEnv(),
+    cwd: options.cwd,
+    stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const exited = new Promise<Exit>((done) => {
+    child.on("close", (code, signal) => done({ code, signal, stdout, stderr }));
+  });
+  const hostPid = async () => {
+    if (!options.pid1 && !options.prefix) return child.pid!;
+    // unshare --fork: baton is the child of unshare (through any prefix that execs).
+    return waitFor(() => {
+      const children = readOr(`/proc/${child.pid}/task/${child.pid}/children`, "").trim();
+      return children ? Number(children.split(" ")[0]) : undefined;
+    }, "baton's process to start");
+  };
+  return { child, exited, hostPid };
+}
+
+/** Runs baton to completion. */
+export function runBaton(args: string[], options: StartOptions = {}): Promise<Exit> {
+  return startBaton(args, options).exited;
+}
+
+/**
+ * Waits until `probe` returns a value other than undefined. For state that has no event to wait on (a process's
+ * signal mask, a file written by another process); the bound is generous because these machines are shared.
+ */
+export async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** True once `pid` has a handler for `signal` (SigCgt in /proc/PID/status). */
+export function catches(pid: number, signalNumber: number): boolean {
+  const status = readOr(`/proc/${pid}/status`, "");
+  const match = /^SigCgt:\s*([0-9a-f]+)$/m.exec(status);
+  return match ? (BigInt(`0x${match[1]}`) & (1n << BigInt(signalNumber - 1))) !== 0n : false;
+}
+
+/** Waits until baton's signal listeners are all installed: SIGHUP (1) is the last one it installs. */
+export async function handlersInstalled(pid: number): Promise<void> {
+  await waitFor(() => (catches(pid, 1) ? true : undefined), `pid ${pid} to install its signal handlers`);
+}
+
+/** Waits until an events file (BATON_EVENTS) has a line with this event name; returns that line's object. */
+export async function eventSeen(eventsFile: string, event: string): Promise<Record<string, unknown>> {
+  return waitFor(() => readEvents(eventsFile).find((e) => e.event === event), `event "${event}"`);
+}
+
+export function readEvents(eventsFile: string): Record<string, unknown>[] {
+  return readOr(eventsFile, "")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "baton-test-"));
+}
+
+export function readOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return fallback;
+  }
+}
+
+export function readJson(path: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+}
+
+export { existsSync, join };

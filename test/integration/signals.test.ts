@@ -1,0 +1,125 @@
+// Signals to baton as PID 1 of a PID namespace: as PID 1 the kernel drops every signal that has no handler, so these
+// fail if a listener is missing, late, or forwards to the wrong place.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, startBaton, tempDir, waitFor, readOr, IS_ROOT } from "./helpers.js";
+
+const skip = !IS_ROOT && "needs root for a PID namespace";
+
+/** A command that records each signal it receives in DIR/got, and says it is ready once its traps are set. */
+function trappingCommand(dir: string, signals: string[]): string[] {
+  const traps = signals.map((s) => `trap 'echo ${s} >> ${dir}/got' ${s};`).join(" ");
+  return ["sh", "-c", `${traps} trap 'echo TERM >> ${dir}/got; exit 0' TERM; echo ready > ${dir}/ready; while :; do sleep 0.02; done`];
+}
+
+test("as PID 1, forwards SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGWINCH and SIGTERM to the command", { skip }, async () => {
+  const dir = tempDir();
+  const signals = ["HUP", "INT", "USR1", "USR2", "WINCH"];
+  const baton = startBaton(["--post-file", join(dir, "post"), "--", ...trappingCommand(dir, signals)], { pid1: true });
+  const pid = await baton.hostPid();
+  await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
+  for (const [i, name] of signals.entries()) {
+    process.kill(pid, `SIG${name}` as NodeJS.Signals);
+    await waitFor(() => (readOr(join(dir, "got"), "").split("\n").length > i + 1 ? true : undefined), `${name} to reach the command`);
+  }
+  process.kill(pid, "SIGTERM");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr); // the command trapped TERM and exited 0: its code is baton's
+  assert.deepEqual(readFileSync(join(dir, "got"), "utf8").trim().split("\n"), [...signals, "TERM"]);
+  assert.equal(existsSync(join(dir, "post")), true);
+});
+
+test("SIGUSR1 is forwarded and opens no inspector port", { skip }, async () => {
+  const dir = tempDir();
+  const baton = startBaton(["--", ...trappingCommand(dir, ["USR1"])], { pid1: true });
+  const pid = await baton.hostPid();
+  await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
+  process.kill(pid, "SIGUSR1");
+  await waitFor(() => (readOr(join(dir, "got"), "").includes("USR1") ? true : undefined), "USR1 to reach the command");
+  // Node's default SIGUSR1 action starts the inspector on 127.0.0.1:9229 (0x240D) in baton's network namespace.
+  const listening = readOr(`/proc/${pid}/net/tcp`, "") + readOr(`/proc/${pid}/net/tcp6`, "");
+  assert.doesNotMatch(listening, /:240D 00000000:0000 0A/);
+  process.kill(pid, "SIGTERM");
+  assert.equal((await baton.exited).code, 0);
+});
+
+test("a command killed by a forwarded SIGTERM gives 143 and POST.err", { skip }, async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--post-file", join(dir, "post"), "--", "sleep", "1000"], {
+    pid1: true,
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  const pid = await baton.hostPid();
+  await eventSeen(events, "command");
+  process.kill(pid, "SIGTERM");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 143);
+  const record = readJson(join(dir, "post.err"));
+  assert.equal(record.exitCode, 143);
+  assert.equal(existsSync(join(dir, "post")), false);
+});
+
+test("a signal reaches the command's whole process group: a background grandchild gets it too", async () => {
+  // Not as PID 1 here: when PID 1 exits the kernel kills its namespace anyway, which would hide a missing group kill.
+  const dir = tempDir();
+  const grandchild = `trap 'echo grandchild >> ${dir}/got; exit 0' TERM; echo > ${dir}/gc-ready; while :; do sleep 0.02; done`;
+  const baton = startBaton(["--", "sh", "-c", `sh -c "${grandchild}" & wait`]);
+  await waitFor(() => (existsSync(join(dir, "gc-ready")) ? true : undefined), "the grandchild's trap");
+  process.kill(baton.child.pid!, "SIGTERM");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 143, exit.stderr); // the outer sh died of TERM
+  await waitFor(() => (readOr(join(dir, "got"), "").includes("grandchild") ? true : undefined), "the grandchild's trap to run");
+});
+
+test("as PID 1, SIGTERM while waiting ends the wait: POST.err, exit 143, the command never runs", { skip }, async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(
+    ["--wait-file", join(dir, "never"), "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")],
+    { pid1: true, env: cleanEnv({ BATON_EVENTS: events }) },
+  );
+  const pid = await baton.hostPid();
+  await eventSeen(events, "waiting");
+  process.kill(pid, "SIGTERM");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 143);
+  assert.match(exit.stderr, /^baton: stopped by SIGTERM while waiting$/m);
+  assert.equal(existsSync(join(dir, "ran")), false);
+  assert.deepEqual(
+    { exitCode: readJson(join(dir, "post.err")).exitCode, reason: readJson(join(dir, "post.err")).reason },
+    { exitCode: 143, reason: "Signaled" },
+  );
+});
+
+test("as PID 1, a harmless signal (SIGWINCH) does not end the wait", { skip }, async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--wait-file", join(dir, "prev"), "--", "touch", join(dir, "ran")], {
+    pid1: true,
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  const pid = await baton.hostPid();
+  await eventSeen(events, "waiting");
+  process.kill(pid, "SIGWINCH");
+  await eventSeen(events, "signal");
+  writeFileSync(join(dir, "prev"), "");
+  assert.equal((await baton.exited).code, 0);
+  assert.equal(existsSync(join(dir, "ran")), true);
+});
+
+test("as PID 1, a SIGTERM sent the instant baton's handlers exist is not lost", { skip }, async () => {
+  for (let round = 0; round < 5; round++) {
+    const dir = tempDir();
+    const baton = startBaton(["--wait-file", join(dir, "never"), "--post-file", join(dir, "post"), "--", "sleep", "1000"], {
+      pid1: true,
+    });
+    const pid = await baton.hostPid();
+    await handlersInstalled(pid);
+    process.kill(pid, "SIGTERM");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 143, `round ${round}: ${exit.stderr}`);
+    assert.equal(existsSync(join(dir, "post.err")), true);
+  }
+});
