@@ -1,0 +1,100 @@
+// Exit codes and bad input: each case gives the documented code and exactly one "baton: ..." line, never a stack.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+
+function assertOneLine(stderr: string, pattern: RegExp): void {
+  const lines = stderr.split("\n").filter(Boolean);
+  assert.equal(lines.length, 1, `expected one line on stderr, got:\n${stderr}`);
+  assert.match(lines[0]!, /^baton: /);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+}
+
+test("exits with the command's own code and hands on POST.err", async () => {
+  const dir = tempDir();
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "sh", "-c", "exit 7"]);
+  assert.equal(exit.code, 7);
+  assert.equal(exit.stderr, "");
+  const record = readJson(join(dir, "post.err"));
+  assert.equal(record.exitCode, 7);
+  assert.equal(record.reason, "Error");
+});
+
+test("gives 128+N when the command dies of signal N", async () => {
+  const exit = await runBaton(["--", "sh", "-c", "kill -KILL $$"]);
+  assert.equal(exit.code, 137);
+});
+
+test("gives 127 and one line when the command is not found, and still writes POST.err", async () => {
+  const dir = tempDir();
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--step-metadata-dir", join(dir, "meta"), "--", "no-such-command-anywhere"]);
+  assert.equal(exit.code, 127);
+  assertOneLine(exit.stderr, /command not found: no-such-command-anywhere/);
+  assert.equal(readJson(join(dir, "post.err")).exitCode, 127);
+});
+
+test("gives 126 and one line when the command is not executable", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "script"), "#!/bin/sh\necho hi\n");
+  chmodSync(join(dir, "script"), 0o644);
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--", join(dir, "script")]);
+  assert.equal(exit.code, 126);
+  assertOneLine(exit.stderr, /cannot be executed/);
+  assert.equal(readJson(join(dir, "post.err")).exitCode, 126);
+});
+
+test("--entrypoint names the program; the words after -- are its arguments", async () => {
+  const dir = tempDir();
+  const exit = await runBaton(["--entrypoint", "sh", "--", "-c", `echo "$0" > ${dir}/out`, "from-args"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(join(dir, "out"), "utf8"), "from-args\n");
+});
+
+const usageCases: [string, (dir: string) => string[], RegExp][] = [
+  ["an unknown flag", (d) => ["--post-file", join(d, "post"), "--bogus", "--", "true"], /unknown option --bogus/],
+  ["a single-dash unknown flag", (d) => ["--post-file", join(d, "post"), "-x", "--", "true"], /unknown option -x/],
+  ["a missing command", (d) => ["--post-file", join(d, "post")], /no command to run/],
+  ["a bad duration", (d) => ["--post-file", join(d, "post"), "--wait-timeout", "5 minutes", "--", "true"], /invalid --wait-timeout "5 minutes"/],
+  ["a flag without its value", (d) => ["--post-file", join(d, "post"), "--wait-file"], /--wait-file needs a value/],
+  ["a wait file that is a directory", (d) => ["--post-file", join(d, "post"), "--wait-file", d, "--", "true"], /wait file .* is a directory/],
+];
+
+for (const [name, args, pattern] of usageCases) {
+  test(`a usage error for ${name}: exit 2, one line, POST.err so the chain ends`, async () => {
+    const dir = tempDir();
+    const exit = await runBaton(args(dir));
+    assert.equal(exit.code, 2);
+    assertOneLine(exit.stderr, pattern);
+    assert.equal(readJson(join(dir, "post.err")).exitCode, 2);
+    assert.equal(existsSync(join(dir, "post")), false);
+  });
+}
+
+test("a post-file location that cannot exist is a usage error before anything waits or runs", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "file"), "");
+  const exit = await runBaton(["--post-file", join(dir, "file/sub/post"), "--wait-file", join(dir, "never"), "--", "touch", join(dir, "ran")]);
+  assert.equal(exit.code, 2);
+  assertOneLine(exit.stderr, /cannot create folder .* for --post-file/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+});
+
+test("a post file that is a directory is a usage error", async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "post"));
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")]);
+  assert.equal(exit.code, 2);
+  assertOneLine(exit.stderr, /post file .* is a directory/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+});
+
+test("--help and --version print to stdout and exit 0", async () => {
+  const help = await runBaton(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--wait-file PATH/);
+  const version = await runBaton(["--version"]);
+  assert.equal(version.code, 0);
+  assert.match(version.stdout, /^baton \d+\.\d+\.\d+\n$/);
+});

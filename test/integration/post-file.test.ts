@@ -1,0 +1,78 @@
+// The post file: the baton handed to the next step.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { cleanEnv, eventSeen, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+test("on success writes POST as one line of JSON, creating its folders, and no POST.err", async () => {
+  const dir = tempDir();
+  const post = join(dir, "run/steps/step-1/post");
+  const exit = await runBaton(["--post-file", post, "--", "true"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  const text = readFileSync(post, "utf8");
+  assert.equal(text.split("\n").length, 2, "one line");
+  const record = JSON.parse(text);
+  assert.deepEqual(Object.keys(record), ["exitCode", "reason", "startedAt", "finishedAt"]);
+  assert.equal(record.exitCode, 0);
+  assert.equal(record.reason, "Completed");
+  assert.match(record.startedAt, ISO);
+  assert.match(record.finishedAt, ISO);
+  assert.ok(record.finishedAt >= record.startedAt);
+  assert.equal(existsSync(`${post}.err`), false);
+  assert.deepEqual(readdirSync(join(dir, "run/steps/step-1")), ["post"], "no temporary file left behind");
+});
+
+test("never leaves both: a stale POST.err from an earlier run is removed when POST is written, and the reverse", async () => {
+  const dir = tempDir();
+  const post = join(dir, "post");
+  writeFileSync(`${post}.err`, "");
+  assert.equal((await runBaton(["--post-file", post, "--", "true"])).code, 0);
+  assert.deepEqual(readdirSync(dir).sort(), ["post"]);
+  assert.equal((await runBaton(["--post-file", post, "--", "false"])).code, 1);
+  assert.deepEqual(readdirSync(dir).sort(), ["post.err"]);
+});
+
+test("--step-metadata-dir: results/ exists before the wait, exitCode holds the command's code", async () => {
+  const dir = tempDir();
+  const meta = join(dir, "steps/step-build");
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(
+    ["--wait-file", join(dir, "prev"), "--step-metadata-dir", meta, "--", "sh", "-c", "exit 5"],
+    { env: cleanEnv({ BATON_EVENTS: events }) },
+  );
+  await eventSeen(events, "waiting");
+  assert.equal(existsSync(join(meta, "results")), true, "results/ is there while the step waits");
+  writeFileSync(join(dir, "prev"), "");
+  assert.equal((await baton.exited).code, 5);
+  assert.equal(readFileSync(join(meta, "exitCode"), "utf8"), "5");
+});
+
+test("a post file that cannot be written (disk full) fails the step with one line", { skip: !IS_ROOT && "needs root to mount a tmpfs" }, async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "full"));
+  // A 4 KiB tmpfs, filled up, in a mount namespace of its own so nothing leaks onto the host.
+  const fill = `mount -t tmpfs -o size=4k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler || true) && exec "$@"`;
+  const exit = await runBaton(["--post-file", join(dir, "full/post"), "--", "true"], {
+    prefix: ["unshare", "--mount", "sh", "-c", fill, "sh"],
+  });
+  assert.notEqual(exit.code, 0);
+  assert.match(exit.stderr, /^baton: cannot write post file .*\/full\/post: .*ENOSPC/m);
+  assert.doesNotMatch(exit.stderr, /\n\s+at /);
+});
+
+test("the post file is readable JSON with exitCode and reason for each outcome", async () => {
+  const dir = tempDir();
+  const cases: [string[], string, number, string][] = [
+    [["--", "true"], "a", 0, "Completed"],
+    [["--", "false"], "b.err", 1, "Error"],
+    [["--", "/nonexistent/cmd"], "c.err", 127, "CommandNotFound"],
+  ];
+  for (const [args, file, exitCode, reason] of cases) {
+    await runBaton(["--post-file", join(dir, file.replace(".err", "")), ...args]);
+    const record = readJson(join(dir, file));
+    assert.equal(record.exitCode, exitCode, file);
+    assert.equal(record.reason, reason, file);
+  }
+});

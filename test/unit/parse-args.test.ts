@@ -1,0 +1,49 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseArgs } from "../../src/cli/parse-args.js";
+import { findPostFile, parseStepOptions } from "../../src/cli/step-options.js";
+import { BatonError } from "../../src/errors.js";
+
+const table = { "wait-file": "list", "post-file": "value", quiet: "flag" } as const;
+
+test("reads values in both forms, repeats lists, stops at --", () => {
+  const parsed = parseArgs(["--wait-file", "a", "--wait-file=b", "--post-file=p", "--quiet", "--", "cmd", "--wait-file"], table);
+  assert.deepEqual(parsed.options, { "wait-file": ["a", "b"], "post-file": "p", quiet: true });
+  assert.deepEqual(parsed.rest, ["cmd", "--wait-file"]);
+});
+
+test("stops at the first word that is not an option, so the command's flags stay the command's", () => {
+  const parsed = parseArgs(["--quiet", "ls", "--post-file", "x"], table);
+  assert.deepEqual(parsed.rest, ["ls", "--post-file", "x"]);
+});
+
+test("refuses unknown options, missing values and values given to flags", () => {
+  const usage = (argv: string[], pattern: RegExp) =>
+    assert.throws(() => parseArgs(argv, table), (e: unknown) => e instanceof BatonError && e.exitCode === 2 && pattern.test(e.message));
+  usage(["--nope"], /unknown option --nope/);
+  usage(["-p", "x"], /unknown option -p/);
+  usage(["--post-file"], /needs a value/);
+  usage(["--quiet=yes"], /takes no value/);
+});
+
+test("step options: command from -- or from --entrypoint, durations in ms", () => {
+  const options = parseStepOptions(["--wait-file", "a", "--wait-timeout", "1m0s", "--entrypoint", "/ko-app/main", "--", "-v"], {});
+  assert.deepEqual(options.command, ["/ko-app/main", "-v"]);
+  assert.deepEqual(options.waitFiles, ["a"]);
+  assert.equal(options.waitTimeoutMs, 60_000);
+  assert.equal(options.waitFileContent, false);
+  assert.equal(options.safetyPollMs, undefined);
+  assert.equal(parseStepOptions(["--", "true"], { BATON_SAFETY_POLL: "250ms" }).safetyPollMs, 250);
+});
+
+test("step options: a missing command or an empty path is a usage error", () => {
+  for (const argv of [[], ["--post-file", "p"], ["--post-file", "", "--", "true"], ["--"]]) {
+    assert.throws(() => parseStepOptions(argv, {}), (e: unknown) => e instanceof BatonError && e.exitCode === 2, argv.join(" "));
+  }
+});
+
+test("findPostFile digs the post file out of an argument vector that failed to parse", () => {
+  assert.equal(findPostFile(["--bogus", "--post-file", "/p", "--", "--post-file", "/no"]), "/p");
+  assert.equal(findPostFile(["--post-file=/q", "--nope"]), "/q");
+  assert.equal(findPostFile(["--", "--post-file", "/no"]), undefined);
+});
