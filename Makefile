@@ -21,10 +21,10 @@ typecheck: $(NODE_MODULES)
 
 # Unit tests drive pure logic; integration tests run dist/baton.cjs as a real process (as PID 1 when root).
 unit: $(NODE_MODULES)
-	node --import tsx --test --test-reporter=spec test/unit/*.test.ts
+	node --import tsx --test --test-timeout=60000 --test-reporter=spec test/unit/*.test.ts
 
 integration: $(BUNDLE)
-	node --import tsx --test --test-reporter=spec --test-concurrency=2 test/integration/*.test.ts
+	node --import tsx --test --test-timeout=60000 --test-reporter=spec --test-concurrency=2 test/integration/*.test.ts
 
 test: typecheck unit integration
 

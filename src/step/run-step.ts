@@ -84,7 +84,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
   const result = await runCommand(options.command, {
     onStart(pid) {
       commandPid = pid;
-      emit("command", { argv: options.command, pid });
+      emit("command", { argv: options.command, child: pid });
     },
   });
   emit("exited", { exitCode: result.exitCode, signal: result.signal });

@@ -27,21 +27,26 @@ export function watchFolderOf(file: string, onChange: () => void, warn: (message
   };
 
   const arm = () => {
-    if (poll) return;
-    const target = nearestFolder(folder);
-    if (watched && watcher && target.path === watched.path && target.ino === watched.ino) return;
-    watcher?.close();
-    watcher = undefined;
-    try {
-      watcher = watch(target.path, { persistent: true }, onEvent);
-    } catch (error) {
-      const e = error as NodeJS.ErrnoException;
-      // ENOENT/ENOTDIR: the folder went away between the stat and the watch; the next look finds its parent.
-      if (e.code === "ENOENT" || e.code === "ENOTDIR") return arm();
-      return fallBackToPolling(target.path, e);
+    for (;;) {
+      if (poll) return;
+      const target = nearestFolder(folder);
+      if (!(watcher && watched && sameFolder(target, watched))) {
+        watcher?.close();
+        watcher = undefined;
+        try {
+          watcher = watch(target.path, { persistent: true }, onEvent);
+        } catch (error) {
+          const e = error as NodeJS.ErrnoException;
+          // ENOENT/ENOTDIR: the folder went away between the stat and the watch; look for its parent again.
+          if (e.code === "ENOENT" || e.code === "ENOTDIR") continue;
+          return fallBackToPolling(target.path, e);
+        }
+        watcher.on("error", onEvent);
+        watched = target;
+      }
+      // A folder made between finding `target` and arming its watch gave no event: make sure none was.
+      if (sameFolder(nearestFolder(folder), target)) return;
     }
-    watcher.on("error", onEvent);
-    watched = target;
   };
 
   function onEvent() {
@@ -61,6 +66,10 @@ export function watchFolderOf(file: string, onChange: () => void, warn: (message
 
   arm();
   return { close };
+}
+
+function sameFolder(a: { path: string; ino: number }, b: { path: string; ino: number }): boolean {
+  return a.path === b.path && a.ino === b.ino;
 }
 
 /** The deepest existing folder on the way to `folder` (at worst "/"), with its inode to notice a re-creation. */

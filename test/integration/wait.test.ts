@@ -7,6 +7,13 @@ import { cleanEnv, eventSeen, existsSync, join, readEvents, readJson, runBaton, 
 
 const EVENTS_ONLY = { BATON_SAFETY_POLL: "1h" };
 
+/**
+ * Spaces two file operations apart, as they are in a real pod (a folder made, the post file written later). Without
+ * it, the second is done before baton has even read the event of the first, and a baton that never re-arms its
+ * watch would pass. Not a synchronisation: a correct baton passes however long this is.
+ */
+const apart = () => new Promise((r) => setTimeout(r, 250));
+
 /** Starts a step that waits for `waitFile` (and more options), then appends "ran" to DIR/log. */
 function waitingStep(dir: string, waitArgs: string[], env: NodeJS.ProcessEnv = {}) {
   const events = join(dir, "events.jsonl");
@@ -49,8 +56,7 @@ test("--wait-file-content waits until an empty file gets content", async () => {
     { env: cleanEnv({ ...EVENTS_ONLY, BATON_EVENTS: events }) },
   );
   await eventSeen(events, "waiting");
-  // Give a broken baton the chance to start on the empty file; a correct one keeps waiting however long this is.
-  await new Promise((r) => setTimeout(r, 300));
+  await apart(); // a broken baton would start on the empty file now
   assert.equal(existsSync(join(dir, "seen")), false, "must not start on an empty file");
   writeFileSync(join(dir, "ready"), "ready\n");
   assert.equal((await baton.exited).code, 0);
@@ -81,7 +87,10 @@ test("follows a wait file whose folders do not exist yet when baton starts", asy
   const file = join(dir, "a/b/c/prev");
   const { baton, waiting } = waitingStep(dir, ["--wait-file", file]);
   await waiting();
+  mkdirSync(join(dir, "a"));
+  await apart();
   mkdirSync(join(dir, "a/b/c"), { recursive: true });
+  await apart();
   writeFileSync(file, "done");
   assert.equal((await baton.exited).code, 0);
   assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
@@ -93,7 +102,9 @@ test("follows a wait file whose folder is removed and made again while baton wai
   const { baton, waiting } = waitingStep(dir, ["--wait-file", join(dir, "shared/prev")]);
   await waiting();
   rmSync(join(dir, "shared"), { recursive: true });
+  await apart();
   mkdirSync(join(dir, "shared"));
+  await apart();
   writeFileSync(join(dir, "shared/prev"), "");
   assert.equal((await baton.exited).code, 0);
   assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
@@ -160,6 +171,7 @@ test("falls back to polling, says so once, and keeps working when the kernel ref
   );
   await eventSeen(events, "waiting");
   mkdirSync(join(dir, "a"));
+  await apart();
   writeFileSync(join(dir, "a/prev"), "");
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr);
