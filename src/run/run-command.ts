@@ -11,17 +11,43 @@ export interface CommandResult {
   signal: NodeJS.Signals | null;
   /** Set when the command could not be started at all (exit code 126 or 127). */
   spawnError?: string;
+  /** Set when stop() was called before the command ended: the signal it sent first. */
+  stoppedWith?: NodeJS.Signals;
 }
 
-export interface RunHooks {
-  /** Called once the command runs; its pid is also its process group id. */
-  onStart?(pid: number): void;
+export interface RunningCommand {
+  /** The command's pid, which is also its process group id; undefined if it could not start. */
+  readonly pid: number | undefined;
+  /**
+   * Settles when the command has exited and, after a stop(), once the rest of its process group is gone too
+   * (or was killed when the grace period ended).
+   */
+  readonly done: Promise<CommandResult>;
+  /** Sends a signal to the whole process group. */
+  signal(signal: NodeJS.Signals): void;
+  /** Stops the command on purpose: `signal` to its group now, SIGKILL to the group `graceMs` later if any is left. */
+  stop(signal: NodeJS.Signals, graceMs: number): void;
 }
 
-export function runCommand(argv: readonly string[], hooks: RunHooks = {}): Promise<CommandResult> {
+export interface RunOptions {
+  /** Where the command's stdout and stderr go (default: inherited). */
+  stdio?: "inherit" | ["inherit", "inherit" | "pipe", "inherit" | "pipe"];
+}
+
+/** How often a stopped command's group is checked for members left behind once its leader has exited. */
+const GROUP_CHECK_MS = 20;
+
+export function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
-  return new Promise((resolve) => {
-    const child = spawn(program, args, { stdio: "inherit", detached: true });
+  const child = spawn(program, args, { stdio: options.stdio ?? "inherit", detached: true });
+  const pid = child.pid;
+  let stoppedWith: NodeJS.Signals | undefined;
+  let killAt: number | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+
+  const killGroup = () => signalGroup(pid!, "SIGKILL");
+
+  const exited = new Promise<CommandResult>((resolve) => {
     let settled = false;
     child.once("error", (error: NodeJS.ErrnoException) => {
       if (settled) return;
@@ -35,15 +61,47 @@ export function runCommand(argv: readonly string[], hooks: RunHooks = {}): Promi
       settled = true;
       resolve({ exitCode: exitCodeOf(code, signal), signal });
     });
-    if (child.pid !== undefined) hooks.onStart?.(child.pid);
   });
+
+  const done = exited.then(async (result) => {
+    if (stoppedWith === undefined || pid === undefined) return result;
+    // A stop is over when nothing of the group is left: grandchildren get the rest of the grace period, then SIGKILL.
+    while (groupExists(pid) && Date.now() < killAt!) await new Promise((r) => setTimeout(r, GROUP_CHECK_MS));
+    if (groupExists(pid)) killGroup();
+    clearTimeout(killTimer);
+    return { ...result, stoppedWith };
+  });
+
+  return {
+    pid,
+    done,
+    signal(signal) {
+      if (pid !== undefined) signalGroup(pid, signal);
+    },
+    stop(signal, graceMs) {
+      if (pid === undefined || stoppedWith !== undefined) return;
+      stoppedWith = signal;
+      killAt = Date.now() + graceMs;
+      signalGroup(pid, signal);
+      killTimer = setTimeout(killGroup, graceMs);
+    },
+  };
 }
 
-/** Sends `signal` to the command's whole process group; a group that is already gone is not an error. */
-export function signalGroup(pid: number, signal: NodeJS.Signals | number): void {
+/** Sends `signal` to a whole process group; a group that is already gone is not an error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | number): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(-pgid, signal);
   } catch {
     // ESRCH: every member has exited.
+  }
+}
+
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -4,7 +4,7 @@ import { emit } from "../report/events.js";
 import { writePostFile, type Reason } from "../report/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
 import { EXIT_NOT_FOUND, EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
-import { runCommand, signalGroup } from "../run/run-command.js";
+import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
 
@@ -22,13 +22,13 @@ export interface StepIO {
 
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
   const waitStarted = now();
-  let commandPid: number | undefined;
+  let command: RunningCommand | undefined;
   const waitAbort = new AbortController();
 
   // Before the command runs, a terminating signal ends the wait; once it runs, every signal goes to its group.
   onSignal((signal) => {
-    emit("signal", { signal, to: commandPid ?? null });
-    if (commandPid !== undefined) signalGroup(commandPid, signal);
+    emit("signal", { signal, to: command?.pid ?? null });
+    if (command) command.signal(signal);
     else if (endsWait(signal) && !waitAbort.signal.aborted) {
       waitAbort.abort(new WaitEnded("Signaled", 128 + signalNumber(signal), `stopped by ${signal} while waiting`));
     }
@@ -81,12 +81,9 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
 
   // 2. Run the command.
   const startedAt = now();
-  const result = await runCommand(options.command, {
-    onStart(pid) {
-      commandPid = pid;
-      emit("command", { argv: options.command, child: pid });
-    },
-  });
+  command = startCommand(options.command);
+  if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });
+  const result = await command.done;
   emit("exited", { exitCode: result.exitCode, signal: result.signal });
 
   // 3. Hand the baton on.
