@@ -21,6 +21,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`baton ${VERSION}\n`);
     return 0;
   }
+  if (first === "sidecar") {
+    // Lazy: esbuild keeps sidecar mode in the same bundle but evaluates it only here.
+    const { sidecarMode } = await import("./sidecar/main.js");
+    return sidecarMode(argv.slice(1), { warn });
+  }
   return stepMode(argv);
 }
 

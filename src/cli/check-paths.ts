@@ -18,7 +18,7 @@ export function checkStepPaths(options: StepOptions): void {
   if (options.stepMetadataDir !== undefined) makeFolder(`${options.stepMetadataDir}/results`, "--step-metadata-dir");
 }
 
-function makeFolder(folder: string, option: string): void {
+export function makeFolder(folder: string, option: string): void {
   try {
     mkdirSync(folder, { recursive: true });
   } catch (error) {

@@ -6,6 +6,7 @@ export const HELP = `baton ${VERSION}: entrypoint wrapper for the steps and side
 
 Usage:
   baton [step options] -- COMMAND [ARG...]
+  baton sidecar --stop-file PATH... [sidecar options] [-- COMMAND [ARG...]]   (see baton sidecar --help)
   baton --version | --help
 
 Step options:

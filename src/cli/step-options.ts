@@ -41,10 +41,15 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     waitTimeoutMs: waitTimeout === undefined ? 0 : parseDuration(waitTimeout, "--wait-timeout"),
     postFile: optionalPath(stringOption(parsed, "post-file"), "post-file"),
     stepMetadataDir: optionalPath(stringOption(parsed, "step-metadata-dir"), "step-metadata-dir"),
-    safetyPollMs: env.BATON_SAFETY_POLL ? positive(parseDuration(env.BATON_SAFETY_POLL, "BATON_SAFETY_POLL")) : undefined,
+    safetyPollMs: safetyPollFromEnv(env),
     events: stringOption(parsed, "events"),
     command,
   };
+}
+
+/** The wait's safety-net poll interval from BATON_SAFETY_POLL (a duration); undefined: the default. */
+export function safetyPollFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  return env.BATON_SAFETY_POLL ? positive(parseDuration(env.BATON_SAFETY_POLL, "BATON_SAFETY_POLL")) : undefined;
 }
 
 function positive(ms: number): number {

@@ -8,9 +8,9 @@ import { basename } from "node:path";
 let target: string | undefined = process.env.BATON_EVENTS || undefined;
 let step = process.env.BATON_NAME || undefined;
 
-export function configureEvents(options: { file?: string | undefined; postFile?: string | undefined }): void {
+export function configureEvents(options: { file?: string | undefined; postFile?: string | undefined; name?: string }): void {
   if (options.file) target = options.file;
-  step ??= options.postFile ? basename(options.postFile) : undefined;
+  step ??= options.name ?? (options.postFile ? basename(options.postFile) : undefined);
 }
 
 export function emit(event: string, fields: Record<string, unknown> = {}): void {

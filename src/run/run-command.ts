@@ -31,7 +31,7 @@ export interface RunningCommand {
 
 export interface RunOptions {
   /** Where the command's stdout and stderr go (default: inherited). */
-  stdio?: "inherit" | ["inherit", "inherit" | "pipe", "inherit" | "pipe"];
+  stdio?: "inherit" | "ignore" | ["inherit", "inherit" | "pipe", "inherit" | "pipe"];
 }
 
 /** How often a stopped command's group is checked for members left behind once its leader has exited. */

@@ -1,0 +1,66 @@
+// Sidecar mode, loaded only when `baton sidecar` is asked for: step mode's start-up never pays for it.
+import { makeFolder } from "../cli/check-paths.js";
+import { usageError } from "../errors.js";
+import { configureEvents, emit } from "../report/events.js";
+import { statOrUndefined } from "../wait/watch-folder.js";
+import { parseSidecarOptions, type SidecarOptions } from "./options.js";
+import { markNotReady, runSidecar, type SidecarIO } from "./run-sidecar.js";
+import { dirname } from "node:path";
+
+export const SIDECAR_HELP = `Usage:
+  baton sidecar --stop-file PATH... [options] [-- COMMAND [ARG...]]
+
+Runs a sidecar (or, without a COMMAND, stops one baton cannot wrap) for as long as the steps run.
+
+Sidecar options:
+  --stop-file PATH         stop when PATH or PATH.err appears (repeatable: any of them); the last step's post file
+  --grace-period DURATION  time between the stop signal and SIGKILL (default 10s)
+  --stop-signal SIG        the signal that stops the COMMAND's process group (default SIGTERM)
+  --ready-probe PROBE      tcp:HOST:PORT, http://HOST:PORT/PATH (2xx), file:PATH or exec:COMMAND; polled every 100 ms
+  --ready-file PATH        written (non-empty) once the probe succeeds; PATH.err if the sidecar dies before that
+  --stop-url URL           POST to URL once a stop file appears (repeatable), e.g. http://127.0.0.1:15020/quitquitquit
+  --events PATH|stderr     write lifecycle events as JSON lines (also: BATON_EVENTS)
+
+Exit codes: 0 when stopped by a stop file (whatever the sidecar's own code); the sidecar's own code (128+N for
+signal N) when it ends first; 128+N when signal N ends the wait of a sidecar-less baton; 2 usage error.
+`;
+
+export async function sidecarMode(argv: string[], io: SidecarIO): Promise<number> {
+  if (argv[0] === "--help" || argv[0] === "-h") {
+    process.stdout.write(SIDECAR_HELP);
+    return 0;
+  }
+  let options: SidecarOptions;
+  try {
+    options = parseSidecarOptions(argv);
+    configureEvents({ file: options.events, name: "sidecar" });
+    emit("start", { mode: "sidecar" });
+    checkSidecarPaths(options);
+  } catch (error) {
+    // A misconfigured sidecar would leave the first step waiting for its ready file forever: say "never" instead.
+    const readyFile = findReadyFile(argv);
+    if (readyFile) markNotReady(readyFile, 2);
+    throw error;
+  }
+  return runSidecar(options, io);
+}
+
+function checkSidecarPaths(options: SidecarOptions): void {
+  for (const file of options.stopFiles) {
+    if (statOrUndefined(file)?.isDirectory()) throw usageError(`stop file ${file} is a directory`);
+  }
+  if (options.readyFile !== undefined) {
+    if (statOrUndefined(options.readyFile)?.isDirectory()) throw usageError(`ready file ${options.readyFile} is a directory`);
+    makeFolder(dirname(options.readyFile), "--ready-file");
+  }
+}
+
+function findReadyFile(argv: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    const arg = argv[i]!;
+    if (arg === "--ready-file") found = argv[i + 1];
+    else if (arg.startsWith("--ready-file=")) found = arg.slice("--ready-file=".length);
+  }
+  return found || undefined;
+}

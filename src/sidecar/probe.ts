@@ -1,0 +1,140 @@
+import { request } from "node:http";
+import { connect } from "node:net";
+import { usageError } from "../errors.js";
+import { startCommand } from "../run/run-command.js";
+import { statOrUndefined } from "../wait/watch-folder.js";
+
+// Ready probes: is the sidecar serving yet? Polled until the first success, each attempt bounded by its own timeout,
+// so a probe that hangs (a SYN into the void, a server that accepts and never answers) cannot stall the next one.
+
+export type Probe =
+  | { kind: "tcp"; text: string; host: string; port: number }
+  | { kind: "http"; text: string; url: URL }
+  | { kind: "file"; text: string; path: string }
+  | { kind: "exec"; text: string; command: string };
+
+/** Time between the end of one failed attempt and the start of the next. */
+export const PROBE_INTERVAL_MS = 100;
+/** Longest time one attempt may take before it counts as a failure. */
+export const PROBE_ATTEMPT_TIMEOUT_MS = 1000;
+
+export function parseProbe(text: string): Probe {
+  const bad = (why: string) =>
+    usageError(`invalid --ready-probe "${text}": ${why} (use tcp:HOST:PORT, http://HOST:PORT/PATH, file:PATH or exec:COMMAND)`);
+  if (text.startsWith("tcp:")) {
+    const address = text.slice("tcp:".length);
+    const colon = address.lastIndexOf(":");
+    const host = address.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+    const port = Number(address.slice(colon + 1));
+    if (colon <= 0 || host === "") throw bad("no host");
+    if (!/^\d+$/.test(address.slice(colon + 1)) || port < 1 || port > 65535) throw bad("the port must be 1-65535");
+    return { kind: "tcp", text, host, port };
+  }
+  if (text.startsWith("http://")) {
+    try {
+      return { kind: "http", text, url: new URL(text) };
+    } catch {
+      throw bad("not a URL");
+    }
+  }
+  if (text.startsWith("file:")) {
+    const path = text.slice("file:".length);
+    if (path === "") throw bad("no path");
+    return { kind: "file", text, path };
+  }
+  if (text.startsWith("exec:")) {
+    const command = text.slice("exec:".length);
+    if (command.trim() === "") throw bad("no command");
+    return { kind: "exec", text, command };
+  }
+  throw bad("unknown kind");
+}
+
+/**
+ * Probes until the first success. Rejects with `signal.reason` when aborted (the sidecar died, or a stop file
+ * appeared first).
+ */
+export async function pollUntilReady(probe: Probe, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    signal.throwIfAborted();
+    if (await probeOnce(probe, PROBE_ATTEMPT_TIMEOUT_MS, signal)) return;
+    signal.throwIfAborted();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, PROBE_INTERVAL_MS);
+      signal.addEventListener("abort", done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+    });
+  }
+}
+
+/** One attempt: true on success, false on any failure (refused, timed out, non-2xx, non-zero exit). */
+export function probeOnce(probe: Probe, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+  switch (probe.kind) {
+    case "tcp":
+      return attempt(timeoutMs, signal, (succeed, fail) => {
+        const socket = connect({ host: probe.host, port: probe.port });
+        socket.once("connect", () => succeed());
+        socket.once("error", () => fail());
+        return () => socket.destroy();
+      });
+    case "http":
+      return attempt(timeoutMs, signal, (succeed, fail) => {
+        // agent: false: no keep-alive socket is left behind to hold baton's event loop open.
+        const req = request(probe.url, { method: "GET", agent: false }, (res) => {
+          res.resume();
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) succeed();
+          else fail();
+        });
+        req.once("error", () => fail());
+        req.end();
+        return () => req.destroy();
+      });
+    case "file":
+      return Promise.resolve(statOrUndefined(probe.path) !== undefined);
+    case "exec":
+      return attempt(timeoutMs, signal, (succeed, fail) => {
+        // The probe is a command like the sidecar itself: same spawn path, its own process group, killed whole.
+        const command = startCommand(["sh", "-c", probe.command], { stdio: "ignore" });
+        let over = false;
+        void command.done.then((result) => {
+          over = true;
+          if (result.exitCode === 0) succeed();
+          else fail();
+        });
+        return () => {
+          if (!over) command.stop("SIGKILL", 0);
+        };
+      });
+  }
+}
+
+/** Runs one attempt with a timeout; `start` returns how to clean up (called once, whatever the outcome). */
+function attempt(
+  timeoutMs: number,
+  signal: AbortSignal,
+  start: (succeed: () => void, fail: () => void) => () => void,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let cleanUp = () => {};
+    const finish = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      cleanUp();
+      resolve(ok);
+    };
+    const onAbort = () => finish(false);
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    signal.addEventListener("abort", onAbort);
+    const stop = start(() => finish(true), () => finish(false));
+    if (settled) stop();
+    else cleanUp = stop;
+  });
+}

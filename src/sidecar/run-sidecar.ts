@@ -1,0 +1,160 @@
+import { rmSync } from "node:fs";
+import { BatonError, describeSystemError } from "../errors.js";
+import { writeFileAtomic } from "../report/atomic-write.js";
+import { emit } from "../report/events.js";
+import { signalNumber } from "../run/exit-code.js";
+import { startCommand, type CommandResult, type RunningCommand } from "../run/run-command.js";
+import { endsWait, onSignal } from "../signals.js";
+import type { SidecarOptions } from "./options.js";
+import { pollUntilReady, type Probe } from "./probe.js";
+import { stopFileThere, waitForAnyStopFile } from "./stop-files.js";
+import { postStopUrl } from "./stop-url.js";
+
+// The sidecar lifecycle, top to bottom: start the sidecar (if baton runs it), probe it until it is ready and say so
+// in the ready file, wait for a stop file, then stop it (stop URLs, then the stop signal, SIGKILL after the grace).
+//
+// Exit codes: stopped on purpose (a stop file or its .err appeared before the sidecar ended) -> 0, whatever the
+// sidecar's own code, so a Job can complete. A sidecar that ends on its own first -> its own code (128+N for signal
+// N), also when that end came from a signal baton forwarded (pod deletion: SIGTERM -> 143).
+
+export interface SidecarIO {
+  warn(message: string): void;
+}
+
+/** A terminating signal that ended the killer's wait; used as an AbortSignal reason. */
+class WaitEnded {
+  constructor(readonly signal: NodeJS.Signals) {}
+}
+
+type FirstOutcome =
+  | { kind: "stop"; file: string }
+  | { kind: "exited"; result: CommandResult }
+  | { kind: "failed"; error: unknown };
+
+const never = new Promise<never>(() => {});
+
+export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promise<number> {
+  if (options.readyFile) clearReadyFile(options.readyFile);
+
+  // 1. Start the sidecar: the same spawn path as a step's command, in a process group of its own.
+  let command: RunningCommand | undefined;
+  if (options.command.length > 0) {
+    command = startCommand(options.command);
+    if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });
+  }
+
+  // Signals go to the sidecar's group as in a step. Without a sidecar, a terminating signal ends the wait.
+  const stopWait = new AbortController();
+  onSignal((signal) => {
+    emit("signal", { signal, to: command?.pid ?? null });
+    if (command) command.signal(signal);
+    else if (endsWait(signal) && !stopWait.signal.aborted) stopWait.abort(new WaitEnded(signal));
+  });
+
+  // 2. Beside it: the ready probe, and the wait for a stop file.
+  const probing = new AbortController();
+  let ready = false;
+  const readiness = options.readyProbe
+    ? becomeReady(options.readyProbe, options.readyFile!, probing.signal).then(() => (ready = true))
+    : undefined;
+  const stopFile = waitForAnyStopFile(options.stopFiles, {
+    signal: stopWait.signal,
+    safetyPollMs: options.safetyPollMs,
+    warn: io.warn,
+  });
+
+  const first: FirstOutcome = await Promise.race([
+    stopFile.then((file): FirstOutcome => ({ kind: "stop", file }), (error): FirstOutcome => ({ kind: "failed", error })),
+    command ? command.done.then((result): FirstOutcome => ({ kind: "exited", result })) : never,
+    readiness ? readiness.then(() => never, (error) => (probing.signal.aborted ? never : ({ kind: "failed", error } as FirstOutcome))) : never,
+  ]);
+  probing.abort();
+  if (!stopWait.signal.aborted) stopWait.abort();
+
+  // 3a. The sidecar ended on its own before any stop file: its code is baton's.
+  if (first.kind === "exited") {
+    const { result } = first;
+    emit("exited", { exitCode: result.exitCode, signal: result.signal });
+    if (result.spawnError) io.warn(result.spawnError);
+    const lateStop = result.spawnError ? undefined : stopFileThere(options.stopFiles);
+    if (lateStop) {
+      // The stop file appeared as it ended (a pod deleted after its last step): that is a stop on purpose.
+      emit("stopping", { file: lateStop });
+      return done(0);
+    }
+    if (options.readyProbe && !ready) {
+      if (!result.spawnError) io.warn(`the sidecar exited (code ${result.exitCode}) before it was ready (--ready-probe ${options.readyProbe.text})`);
+      markNotReady(options.readyFile!, result.exitCode);
+    } else if (!result.spawnError) {
+      io.warn(`the sidecar exited (code ${result.exitCode}) before any stop file appeared`);
+    }
+    return done(result.exitCode);
+  }
+
+  // 3b. baton itself failed (the ready file cannot be written), or a signal ended the killer's wait.
+  if (first.kind === "failed") {
+    if (first.error instanceof WaitEnded) {
+      io.warn(`stopped by ${first.error.signal} while waiting`);
+      return done(128 + signalNumber(first.error.signal));
+    }
+    if (command) await stopCommand(command, options, io);
+    throw first.error;
+  }
+
+  // 3c. A stop file appeared: the steps are over. Stop the sidecar on purpose; that is a success.
+  emit("stopping", { file: first.file });
+  if (options.stopUrls.length > 0) {
+    const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));
+    for (const outcome of outcomes) {
+      emit("stop-url", { url: outcome.url, status: outcome.status });
+      if (outcome.error) io.warn(`stop URL ${outcome.url} did not accept the stop: ${outcome.error}; exiting 0 anyway`);
+    }
+  }
+  if (command) await stopCommand(command, options, io);
+  return done(0);
+}
+
+/** Sends the stop signal to the sidecar's group, SIGKILL after the grace period; settles once the group is gone. */
+async function stopCommand(command: RunningCommand, options: SidecarOptions, io: SidecarIO): Promise<void> {
+  const stoppedAt = Date.now();
+  command.stop(options.stopSignal, options.gracePeriodMs);
+  const result = await command.done;
+  emit("exited", { exitCode: result.exitCode, signal: result.signal });
+  if (options.stopSignal !== "SIGKILL" && Date.now() - stoppedAt >= options.gracePeriodMs) {
+    io.warn(`the sidecar did not stop within ${options.gracePeriodMs} ms of ${options.stopSignal}: killed it (SIGKILL)`);
+  }
+}
+
+/** Probes until the first success, then writes the ready file: one line of JSON, never empty. */
+async function becomeReady(probe: Probe, readyFile: string, signal: AbortSignal): Promise<void> {
+  await pollUntilReady(probe, signal);
+  try {
+    writeFileAtomic(readyFile, `${JSON.stringify({ probe: probe.text, readyAt: new Date().toISOString() })}\n`);
+  } catch (error) {
+    throw new BatonError(`cannot write ready file ${readyFile}: ${describeSystemError(error)}`);
+  }
+  emit("probe-ok", { probe: probe.text, file: readyFile });
+}
+
+/** A ready file left by an earlier run of this container would let the first step start too soon. */
+function clearReadyFile(readyFile: string): void {
+  rmSync(readyFile, { force: true });
+  rmSync(`${readyFile}.err`, { force: true });
+}
+
+/**
+ * The sidecar will never be ready: READY.err tells the first step so, and it ends (skipped) instead of waiting forever,
+ * exactly as after a failed step. Best effort: the sidecar's own exit is what must be reported.
+ */
+export function markNotReady(readyFile: string, exitCode: number): void {
+  try {
+    writeFileAtomic(`${readyFile}.err`, `${JSON.stringify({ exitCode, reason: "NotReady", finishedAt: new Date().toISOString() })}\n`);
+  } catch {
+    // Nothing better to do: the exit code and the message on stderr still say what happened.
+  }
+}
+
+function done(exitCode: number): number {
+  emit("done", { exitCode });
+  return exitCode;
+}

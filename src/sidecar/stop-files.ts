@@ -1,0 +1,45 @@
+import { lookFor, waitForFile } from "../wait/wait-for-file.js";
+
+// A sidecar stops when the steps are over: when any of its stop files appears, or the .err a failed step leaves
+// instead (a failed pipeline must end too).
+
+export interface StopWaitOptions {
+  /** Aborting ends the wait: the promise rejects with signal.reason. */
+  signal: AbortSignal;
+  safetyPollMs: number | undefined;
+  warn: (message: string) => void;
+}
+
+/** Resolves with the path that appeared first: a stop file, or its .err. */
+export async function waitForAnyStopFile(files: readonly string[], options: StopWaitOptions): Promise<string> {
+  // One controller for all the waits: the first file found, or the caller's abort, ends every one of them.
+  const waits = new AbortController();
+  const endAll = () => waits.abort(options.signal.reason);
+  options.signal.addEventListener("abort", endAll);
+  if (options.signal.aborted) endAll();
+  try {
+    return await Promise.race(
+      files.map(async (file) => {
+        const outcome = await waitForFile(file, {
+          content: false,
+          signal: waits.signal,
+          safetyPollMs: options.safetyPollMs,
+          warn: options.warn,
+        });
+        return outcome === "failed" ? `${file}.err` : file;
+      }),
+    );
+  } finally {
+    options.signal.removeEventListener("abort", endAll);
+    if (!waits.signal.aborted) waits.abort();
+  }
+}
+
+/** One look, without waiting: the stop file (or .err) that is already there, if any. */
+export function stopFileThere(files: readonly string[]): string | undefined {
+  for (const file of files) {
+    const outcome = lookFor(file, false);
+    if (outcome) return outcome === "failed" ? `${file}.err` : file;
+  }
+  return undefined;
+}
