@@ -37,8 +37,9 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
   if (options.readyFile) clearReadyFile(options.readyFile);
 
   // 1. Start the sidecar: the same spawn path as a step's command, in a process group of its own.
+  // Not when the steps are already over (a container restarted after the last step): then there is nothing to serve.
   let command: RunningCommand | undefined;
-  if (options.command.length > 0) {
+  if (options.command.length > 0 && stopFileThere(options.stopFiles) === undefined) {
     command = startCommand(options.command);
     if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });
   }
@@ -57,6 +58,7 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
   const readiness = options.readyProbe
     ? becomeReady(options.readyProbe, options.readyFile!, probing.signal).then(() => (ready = true))
     : undefined;
+  for (const file of options.stopFiles) emit("waiting", { file });
   const stopFile = waitForAnyStopFile(options.stopFiles, {
     signal: stopWait.signal,
     safetyPollMs: options.safetyPollMs,

@@ -1,7 +1,8 @@
 // Shared helpers for integration tests: run the built bundle as a real process, optionally as PID 1 of a new PID
 // namespace, and observe it from outside (files, /proc, exit status). No fakes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, readdirSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -124,3 +125,33 @@ export function readJson(path: string): Record<string, unknown> {
 }
 
 export { existsSync, join };
+
+/** Waits until `path` exists (written by another process: there is no event to wait on from here). */
+export async function fileAppears(path: string, timeoutMs?: number): Promise<void> {
+  await waitFor(() => (existsSync(path) ? true : undefined), `${path} to appear`, timeoutMs);
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1 (the kernel picks it; the test binds it later). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The processes of process group `pgid` that are still alive (zombies are dead; this machine's init may not reap them). */
+export function liveGroupMembers(pgid: number): number[] {
+  const alive: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readOr(`/proc/${name}/stat`, "");
+    // Fields after "(comm)": state, ppid, pgrp, ...
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") alive.push(Number(name));
+  }
+  return alive;
+}
