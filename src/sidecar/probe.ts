@@ -47,6 +47,7 @@ export function parseProbe(text: string): Probe {
     if (command.trim() === "") throw bad("no command");
     return { kind: "exec", text, command };
   }
+  if (text.startsWith("https://")) throw bad("https is not supported: probe the sidecar's plain-HTTP health port");
   throw bad("unknown kind");
 }
 
