@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { exitCodeOf, spawnErrorExitCode } from "./exit-code.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
@@ -100,8 +101,35 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | number): void
 function groupExists(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch {
     return false;
   }
+  return hasLiveMember(pgid);
+}
+
+/**
+ * kill(-pgid, 0) also finds zombies: dead members nobody reaps (an orphan under a PID 1 that reaps only its own
+ * children). A stop must not wait out the grace period for them, so look at each member's state in /proc.
+ */
+function hasLiveMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true; // no /proc: trust kill()
+  }
+  if (!entries.includes("self")) return true;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // it just exited
+    }
+    // After "(comm)": state, ppid, pgrp, ...
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
 }

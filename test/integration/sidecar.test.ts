@@ -338,3 +338,17 @@ test("a sidecar whose stop file is already there (a restarted container) is not 
   assert.deepEqual(eventsNamed(baton.events, "command"), []);
   assert.deepEqual(eventsNamed(baton.events, "stopping").map((e) => e.file), [join(dir, "last")]);
 });
+
+test("as PID 1, a sidecar whose children end on SIGTERM stops at once: its unreaped zombies do not wait out the grace", { skip }, async () => {
+  const dir = tempDir();
+  // sh dies of TERM in `wait`; its two children die too and, orphaned, become zombies of baton (PID 1).
+  const script = `sleep 1000 & sleep 1000 & echo > ${dir}/up; wait`;
+  const baton = sidecar(dir, ["--stop-file", join(dir, "last"), "--grace-period", "20s", "--", "sh", "-c", script], { pid1: true });
+  await fileAppears(join(dir, "up"));
+  const stoppedAt = Date.now();
+  writeFileSync(join(dir, "last"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stderr, "");
+  assert.ok(Date.now() - stoppedAt < 10_000, "the stop waited for the grace period");
+});
