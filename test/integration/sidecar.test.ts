@@ -352,3 +352,18 @@ test("as PID 1, a sidecar whose children end on SIGTERM stops at once: its unrea
   assert.equal(exit.stderr, "");
   assert.ok(Date.now() - stoppedAt < 10_000, "the stop waited for the grace period");
 });
+
+test("as PID 1, a stop file that appears while a forwarded SIGTERM is being handled makes the stop on purpose: exit 0", { skip }, async () => {
+  const dir = tempDir();
+  // The sidecar takes a while to shut down on TERM and then fails (exit 5); the last step ends meanwhile.
+  const script = `trap 'echo > ${dir}/got; sleep 0.5; exit 5' TERM; echo > ${dir}/up; while :; do sleep 0.05; done`;
+  const baton = sidecar(dir, ["--stop-file", join(dir, "last"), "--", "sh", "-c", script], { pid1: true });
+  const pid = await baton.hostPid();
+  await fileAppears(join(dir, "up"));
+  process.kill(pid, "SIGTERM");
+  await fileAppears(join(dir, "got"));
+  writeFileSync(join(dir, "last"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.deepEqual(eventsNamed(baton.events, "stopping").map((e) => e.file), [join(dir, "last")]);
+});
