@@ -68,7 +68,10 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
   const first: FirstOutcome = await Promise.race([
     stopFile.then((file): FirstOutcome => ({ kind: "stop", file }), (error): FirstOutcome => ({ kind: "failed", error })),
     command ? command.done.then((result): FirstOutcome => ({ kind: "exited", result })) : never,
-    readiness ? readiness.then(() => never, (error) => (probing.signal.aborted ? never : ({ kind: "failed", error } as FirstOutcome))) : never,
+    // Readiness decides nothing by succeeding; only a failure to write the ready file ends the race.
+    readiness
+      ? readiness.then(() => never, (error) => (probing.signal.aborted ? never : ({ kind: "failed", error } as FirstOutcome)))
+      : never,
   ]);
   probing.abort();
   if (!stopWait.signal.aborted) stopWait.abort();
@@ -85,7 +88,9 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
       return done(0);
     }
     if (options.readyProbe && !ready) {
-      if (!result.spawnError) io.warn(`the sidecar exited (code ${result.exitCode}) before it was ready (--ready-probe ${options.readyProbe.text})`);
+      if (!result.spawnError) {
+        io.warn(`the sidecar exited (code ${result.exitCode}) before it was ready (--ready-probe ${options.readyProbe.text})`);
+      }
       markNotReady(options.readyFile!, result.exitCode);
     } else if (!result.spawnError) {
       io.warn(`the sidecar exited (code ${result.exitCode}) before any stop file appeared`);
