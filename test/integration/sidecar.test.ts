@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
 import { createServer as createTcpServer } from "node:net";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import {
   cleanEnv, eventSeen, existsSync, fileAppears, freePort, join, liveGroupMembers, readEvents, readJson, startBaton, tempDir,
   IS_ROOT,
@@ -366,4 +366,19 @@ test("as PID 1, a stop file that appears while a forwarded SIGTERM is being hand
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr);
   assert.deepEqual(eventsNamed(baton.events, "stopping").map((e) => e.file), [join(dir, "last")]);
+});
+
+test("a ready file that cannot be written (disk full): the sidecar is stopped, one line, exit 1", { skip: !IS_ROOT && "needs root to mount a tmpfs" }, async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "full"));
+  const events = join(dir, "events");
+  // A 4 KiB tmpfs, filled up, in a mount namespace of its own so nothing leaks onto the host.
+  const fill = `mount -t tmpfs -o size=4k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler || true) && exec "$@"`;
+  const exit = await startBaton(
+    ["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${dir}`, "--ready-file", join(dir, "full/ready"), "--", "sleep", "1000"],
+    { prefix: ["unshare", "--mount", "sh", "-c", fill, "sh"], env: cleanEnv({ BATON_EVENTS: events }) },
+  ).exited;
+  assert.equal(exit.code, 1);
+  assert.match(exit.stderr, /^baton: cannot write ready file .*\/full\/ready: .*ENOSPC.*$/m); // after head's own complaint
+  assert.deepEqual(readEvents(events).filter((e) => e.event === "exited").map((e) => e.signal), ["SIGTERM"]);
 });
