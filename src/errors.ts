@@ -18,7 +18,7 @@ export function usageError(message: string): BatonError {
 export function describeSystemError(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   if (e && typeof e.code === "string" && typeof e.message === "string") {
-    const text = e.message.replace(/^[A-Z0-9]+: /, "").replace(/, \w+ '.*'$/, "");
+    const text = e.message.replace(/^[A-Z0-9]+: /, "").replace(/, \w+(?: '.*')?$/, "");
     return `${text} (${e.code})`;
   }
   return String(e && e.message ? e.message : error);

@@ -26,3 +26,10 @@ test("forwards every catchable signal but SIGCHLD, faults and SIGPROF; only harm
   assert.equal(endsWait("SIGTERM"), true);
   assert.equal(endsWait("SIGWINCH"), false);
 });
+
+test("system errors read as their text and code, without Node's syscall and path", async () => {
+  const { describeSystemError } = await import("../../src/errors.js");
+  const error = (message: string, code: string) => Object.assign(new Error(message), { code });
+  assert.equal(describeSystemError(error("ENOSPC: no space left on device, write", "ENOSPC")), "no space left on device (ENOSPC)");
+  assert.equal(describeSystemError(error("EACCES: permission denied, open '/x'", "EACCES")), "permission denied (EACCES)");
+});
