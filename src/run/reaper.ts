@@ -1,0 +1,165 @@
+// Reaping orphans, like tini: as PID 1 (or a child subreaper) baton inherits every process its command leaves behind,
+// and Node only ever waits for the children it spawned itself. On SIGCHLD we peek at an exited child without reaping
+// it (waitid WNOWAIT); a pid that Node spawned is left for libuv, which is waiting for its status, and anything else
+// is reaped. The native part is dist/baton-reaper.node (src/run/reaper.c), loaded on the first SIGCHLD so that a
+// step pays nothing for it before its command runs.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+export interface ReaperAddon {
+  /** pid of an exited child that is not reaped yet (left unreaped), 0 if none */
+  peekExited(): number;
+  /** waitpid(pid, WNOHANG): pid when reaped, 0 when still running, -1 when not our child */
+  reap(pid: number): number;
+  /** prctl(PR_SET_CHILD_SUBREAPER, 1) */
+  becomeSubreaper(): void;
+}
+
+export interface ReapingOptions {
+  /** true for a pid that Node spawned and has not reported as exited yet: its status belongs to libuv */
+  isOurChild: (pid: number) => boolean;
+  /** told once when reaping cannot work (the addon does not load); baton carries on without it */
+  warn: (message: string) => void;
+  /** ask to be a child subreaper when not PID 1 (opt-in: see shouldBecomeSubreaper) */
+  subreaper?: boolean;
+  loadAddon?: () => ReaperAddon;
+}
+
+export interface Reaper {
+  /** orphans reaped so far */
+  readonly reaped: number;
+  stop(): void;
+}
+
+export const ADDON_FILE = "baton-reaper.node";
+/** how long to wait before looking again when the exited child is one libuv has still to reap */
+const RETRY_MS = 5;
+
+/**
+ * Outside PID 1, orphans go to the real init (or the nearest subreaper), which reaps them; becoming a subreaper
+ * there is opt-in (BATON_SUBREAPER=1), as with tini's TINI_SUBREAPER.
+ */
+export function shouldBecomeSubreaper(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.BATON_SUBREAPER;
+  return value !== undefined && value !== "" && value !== "0" && value !== "false";
+}
+
+/**
+ * Starts reaping when baton is PID 1 or asked to be a subreaper; otherwise does nothing and returns undefined.
+ * Call it before spawning the child: a subreaper must be one before orphans appear, and the SIGCHLD listener
+ * is cheap (the addon is loaded only when the first child exits, or at once for a subreaper).
+ */
+export function startReaping(options: ReapingOptions): Reaper | undefined {
+  const asSubreaper = process.pid !== 1 && options.subreaper === true;
+  if (process.pid !== 1 && !asSubreaper) return undefined;
+  const load = options.loadAddon ?? loadReaperAddon;
+  let addon: ReaperAddon | undefined;
+  let failed = false;
+  let reaped = 0;
+  let retry: NodeJS.Timeout | undefined;
+
+  const giveUp = (message: string) => {
+    failed = true;
+    stop();
+    options.warn(`${message}; orphaned processes will not be reaped`);
+  };
+  const ready = (): ReaperAddon | undefined => {
+    if (addon === undefined && !failed) {
+      try {
+        addon = load();
+      } catch (error) {
+        giveUp(`cannot load the reaper (${messageOf(error)})`);
+      }
+    }
+    return addon;
+  };
+  const reapOrphans = () => {
+    retry = undefined;
+    const native = ready();
+    if (native === undefined) return;
+    try {
+      for (;;) {
+        const pid = native.peekExited();
+        if (pid <= 0) return;
+        if (options.isOurChild(pid)) {
+          // libuv reaps it on this same SIGCHLD; until then waitid keeps reporting it first, so look again soon.
+          retry ??= setTimeout(reapOrphans, RETRY_MS).unref();
+          return;
+        }
+        if (native.reap(pid) === pid) reaped++;
+      }
+    } catch (error) {
+      giveUp(`reaping failed (${messageOf(error)})`);
+    }
+  };
+  function stop() {
+    process.removeListener("SIGCHLD", reapOrphans);
+    if (retry !== undefined) clearTimeout(retry);
+    retry = undefined;
+  }
+
+  process.on("SIGCHLD", reapOrphans);
+  if (asSubreaper) {
+    const native = ready();
+    if (native !== undefined) {
+      try {
+        native.becomeSubreaper();
+      } catch (error) {
+        giveUp(`cannot become a subreaper (${messageOf(error)})`);
+      }
+    }
+  }
+  return {
+    get reaped() {
+      return reaped;
+    },
+    stop,
+  };
+}
+
+/** dlopen's the addon: next to the bundle, or next to the standalone executable, or from the standalone's assets. */
+export function loadReaperAddon(): ReaperAddon {
+  const sea = process.getBuiltinModule?.("node:sea");
+  if (sea?.isSea()) return loadFromSea(sea);
+  // The bundle is CommonJS, where __dirname is its own folder (unbundled sources run from src/run/).
+  const folder = typeof __dirname === "string" ? __dirname : dirname(process.argv[1] ?? ".");
+  return dlopen(join(folder, ADDON_FILE));
+}
+
+function loadFromSea(sea: typeof import("node:sea")): ReaperAddon {
+  const beside = join(dirname(process.execPath), ADDON_FILE);
+  try {
+    return dlopen(beside);
+  } catch {
+    // not shipped as a file: use the copy inside the executable
+  }
+  const bytes = new Uint8Array(sea.getAsset(ADDON_FILE));
+  // dlopen needs a file; once mapped it can go. The first folder that allows executable mappings wins
+  // (a read-only root or a noexec /tmp refuses).
+  const failures: string[] = [];
+  for (const parent of [tmpdir(), "/dev/shm", dirname(process.execPath)]) {
+    let folder: string | undefined;
+    try {
+      folder = mkdtempSync(join(parent, "baton-"));
+      const file = join(folder, ADDON_FILE);
+      writeFileSync(file, bytes, { mode: 0o700 });
+      return dlopen(file);
+    } catch (error) {
+      failures.push(`${parent}: ${messageOf(error)}`);
+    } finally {
+      if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+    }
+  }
+  throw new Error(failures.join("; "));
+}
+
+function dlopen(file: string): ReaperAddon {
+  const module = { exports: {} as ReaperAddon };
+  process.dlopen(module, file);
+  return module.exports;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
