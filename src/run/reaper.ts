@@ -74,8 +74,11 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
     }
     return addon;
   };
-  const reapOrphans = () => {
+  const lookAgain = () => {
     retry = undefined;
+    reapOrphans();
+  };
+  const reapOrphans = () => {
     const native = ready();
     if (native === undefined) return;
     try {
@@ -84,7 +87,7 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
         if (pid <= 0) return;
         if (options.isOurChild(pid)) {
           // libuv reaps it on this same SIGCHLD; until then waitid keeps reporting it first, so look again soon.
-          retry ??= setTimeout(reapOrphans, RETRY_MS).unref();
+          retry ??= setTimeout(lookAgain, RETRY_MS).unref();
           return;
         }
         if (native.reap(pid) === pid) reaped++;
