@@ -3,7 +3,7 @@
 // it (waitid WNOWAIT); a pid that Node spawned is left for libuv, which is waiting for its status, and anything else
 // is reaped. The native part is dist/baton-reaper.node (src/run/reaper.c), loaded on the first SIGCHLD so that a
 // step pays nothing for it before its command runs.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -143,18 +143,32 @@ function loadFromSea(sea: typeof import("node:sea")): ReaperAddon {
   const failures: string[] = [];
   for (const parent of [tmpdir(), "/dev/shm", dirname(process.execPath)]) {
     let folder: string | undefined;
+    let file: string | undefined;
     try {
       folder = mkdtempSync(join(parent, "baton-"));
-      const file = join(folder, ADDON_FILE);
+      file = join(folder, ADDON_FILE);
       writeFileSync(file, bytes, { mode: 0o700 });
       return dlopen(file);
     } catch (error) {
       failures.push(`${parent}: ${messageOf(error)}`);
     } finally {
-      if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+      if (folder !== undefined) removeQuietly(folder, file);
     }
   }
   throw new Error(failures.join("; "));
+}
+
+function removeQuietly(folder: string, file: string | undefined) {
+  try {
+    if (file !== undefined) unlinkSync(file);
+  } catch {
+    // never written
+  }
+  try {
+    rmdirSync(folder);
+  } catch {
+    // a leftover empty folder in a temporary directory is harmless
+  }
 }
 
 function dlopen(file: string): ReaperAddon {
