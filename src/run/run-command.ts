@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { trackChild } from "./children.js";
 import { exitCodeOf, spawnErrorExitCode } from "./exit-code.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
@@ -41,6 +42,7 @@ const GROUP_CHECK_MS = 20;
 export function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
   const child = spawn(program, args, { stdio: options.stdio ?? "inherit", detached: true });
+  trackChild(child);
   const pid = child.pid;
   let stoppedWith: NodeJS.Signals | undefined;
   let killAt: number | undefined;

@@ -4,6 +4,8 @@ import { emit } from "../report/events.js";
 import { writePostFile, type Reason } from "../report/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
 import { EXIT_NOT_FOUND, EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
+import { isTrackedChild } from "../run/children.js";
+import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
@@ -79,7 +81,8 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
     return report(ended.exitCode, ended.reason, waitStarted, false);
   }
 
-  // 2. Run the command.
+  // 2. Run the command. As PID 1 (or a subreaper) baton also inherits every orphan it leaves: reap them.
+  startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
   const startedAt = now();
   command = startCommand(options.command);
   if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });

@@ -1,0 +1,172 @@
+// Reaping orphans, checked the way tini's tests do it: the real bundle as PID 1 of a PID namespace, real orphans,
+// and /proc read from outside to count the zombies that are left.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, readdirSync } from "node:fs";
+import { BATON, IS_ROOT, cleanEnv, join, readOr, startBaton, tempDir, waitFor } from "./helpers.js";
+
+const skip = !IS_ROOT && "needs root for a PID namespace";
+const ORPHANS = 50;
+
+interface Proc {
+  pid: number;
+  comm: string;
+  state: string;
+  ppid: number;
+  pgrp: number;
+}
+
+/** Every process this machine shows, from /proc/PID/stat (a zombie stays listed, state Z, until it is reaped). */
+function processes(): Proc[] {
+  const found: Proc[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readOr(`/proc/${name}/stat`, "");
+    const close = stat.lastIndexOf(")");
+    if (close < 0) continue;
+    const [state, ppid, pgrp] = stat.slice(close + 2).split(" ");
+    found.push({ pid: Number(name), comm: stat.slice(stat.indexOf("(") + 1, close), state: state!, ppid: Number(ppid), pgrp: Number(pgrp) });
+  }
+  return found;
+}
+
+/**
+ * A command that leaves ORPHANS `sleep 1000` processes behind, in a process group of their own (so they can all be
+ * killed at once, and a signal to the command does not reach them), writes that group's id to DIR/orphaned, then
+ * waits until SIGUSR1 makes it exit 7.
+ */
+function orphaningCommand(dir: string): string[] {
+  const leave = `for i in $(seq ${ORPHANS}); do (sleep 1000 &); done; echo $$ > ${dir}/orphaned.tmp; mv ${dir}/orphaned.tmp ${dir}/orphaned`;
+  return ["sh", "-c", `trap 'exit 7' USR1; setsid sh -c '${leave}'; sleep 1000 & wait`];
+}
+
+/** The orphans, once the command has left them: `sleep` processes whose parent is baton. */
+async function orphansOf(batonPid: number, dir: string): Promise<() => Proc[]> {
+  await waitFor(() => (readOr(join(dir, "orphaned"), "") ? true : undefined), "the command to leave its orphans");
+  return () => processes().filter((p) => p.ppid === batonPid && p.comm === "sleep");
+}
+
+/** Polls `count` until it is 0 or `ms` have passed; returns the last count. */
+async function countAfter(count: () => number, ms: number): Promise<number> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const n = count();
+    if (n === 0 || Date.now() >= deadline) return n;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function batonLines(stderr: string): string[] {
+  return stderr.split("\n").filter((line) => line.startsWith("baton: "));
+}
+
+test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and baton exits with the command's code", { skip, timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const baton = startBaton(["--", ...orphaningCommand(dir)], { pid1: true });
+  const pid = await baton.hostPid();
+  const orphans = await orphansOf(pid, dir);
+  const left = orphans();
+  assert.equal(left.length, ORPHANS, "every orphan was re-parented to baton");
+
+  process.kill(-left[0]!.pgrp, "SIGKILL"); // one kill(2) for the whole group: they all exit at once
+  const zombies = await countAfter(() => orphans().length, 1000);
+  assert.equal(zombies, 0, `${zombies} orphans still unreaped a second after they exited`);
+
+  process.kill(pid, "SIGUSR1");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 7, exit.stderr);
+  assert.deepEqual(batonLines(exit.stderr), []);
+});
+
+test("as PID 1, 100 concurrent children of the command and baton's own child all report their true exit codes", { skip, timeout: 120_000 }, async () => {
+  // Each child leaves an orphan that exits with it, and the command itself exits together with another 50 orphans:
+  // baton reaps all the while, and must never take the exit status that Node is waiting for.
+  const script = `
+    pids=""
+    for i in $(seq 100); do sh -c "(sleep 0.3 &); sleep 0.3; exit $((i % 200))" & pids="$pids $!"; done
+    i=0; wrong=0
+    for p in $pids; do i=$((i + 1)); wait $p; code=$?; [ $code = $((i % 200)) ] || { wrong=$((wrong + 1)); echo "child $i exited $code" >&2; }; done
+    echo "wrong=$wrong"
+    for i in $(seq ${ORPHANS}); do (sleep 0.2 &); done
+    sleep 0.2
+    exit 42`;
+  for (let run = 1; run <= 3; run++) {
+    const exit = await startBaton(["--", "sh", "-c", script], { pid1: true }).exited;
+    assert.equal(exit.code, 42, `run ${run}: ${exit.stderr}`);
+    assert.equal(exit.stdout.trim(), "wrong=0", `run ${run}: ${exit.stderr}`);
+    assert.deepEqual(batonLines(exit.stderr), [], `run ${run}`);
+  }
+});
+
+test("as PID 1, a command killed together with 200 orphans (one SIGKILL to its group) gives 137, ten times out of ten", { skip, timeout: 180_000 }, async () => {
+  // The command's exit lands in the middle of a burst of orphans' exits. A reaper that took its status would leave
+  // Node waiting forever (this caught one in about three runs), so each run has a deadline.
+  for (let run = 1; run <= 10; run++) {
+    const baton = startBaton(["--", "sh", "-c", "for i in $(seq 200); do (sleep 1000 &); done; kill -KILL 0"], { pid1: true });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<"hung">((resolve) => (timer = setTimeout(() => resolve("hung"), 20_000)));
+    const exit = await Promise.race([baton.exited, deadline]);
+    clearTimeout(timer);
+    if (exit === "hung") {
+      baton.child.kill("SIGKILL"); // unshare --kill-child takes baton and its namespace along
+      assert.fail(`run ${run}: baton never saw its command exit`);
+    }
+    assert.equal(exit.code, 137, `run ${run}: ${exit.stderr}`);
+    assert.deepEqual(batonLines(exit.stderr), [], `run ${run}`);
+  }
+});
+
+test("without the addon beside the bundle, baton warns once, runs the command, and leaves the zombies", { skip, timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const bundle = join(dir, "baton.cjs"); // a bundle with no baton-reaper.node next to it
+  copyFileSync(BATON, bundle);
+  const baton = startBaton(["--", ...orphaningCommand(dir)], { pid1: true, bundle });
+  const pid = await baton.hostPid();
+  const orphans = await orphansOf(pid, dir);
+  assert.equal(orphans().length, ORPHANS);
+
+  process.kill(-orphans()[0]!.pgrp, "SIGKILL");
+  // With nobody to reap them they all become zombies and stay so: this is what the other tests would see without reaping.
+  await waitFor(() => (orphans().filter((p) => p.state === "Z").length === ORPHANS ? true : undefined), "50 zombies");
+
+  process.kill(pid, "SIGUSR1");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 7, exit.stderr);
+  const lines = batonLines(exit.stderr);
+  assert.equal(lines.length, 1, exit.stderr);
+  assert.match(lines[0]!, /^baton: cannot load the reaper \(.*baton-reaper\.node: .*\); orphaned processes will not be reaped$/);
+});
+
+test("not PID 1, BATON_SUBREAPER=1 makes baton a subreaper that reaps its command's orphans", { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const baton = startBaton(["--", ...orphaningCommand(dir)], { env: cleanEnv({ BATON_SUBREAPER: "1" }) });
+  const pid = await baton.hostPid();
+  const orphans = await orphansOf(pid, dir);
+  const left = orphans();
+  assert.equal(left.length, ORPHANS, "every orphan was re-parented to baton");
+
+  process.kill(-left[0]!.pgrp, "SIGKILL");
+  const zombies = await countAfter(() => orphans().length, 1000);
+  assert.equal(zombies, 0, `${zombies} orphans still unreaped a second after they exited`);
+
+  process.kill(pid, "SIGUSR1");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 7, exit.stderr);
+  assert.deepEqual(batonLines(exit.stderr), []);
+});
+
+test("not PID 1 and not asked to be a subreaper, baton leaves orphans to the real init", { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const baton = startBaton(["--", ...orphaningCommand(dir)]);
+  const pid = await baton.hostPid();
+  const orphans = await orphansOf(pid, dir);
+  const group = Number(readOr(join(dir, "orphaned"), "").trim()); // not in a PID namespace: the same pgid as here
+  try {
+    assert.equal(orphans().length, 0);
+    assert.equal(processes().filter((p) => p.pgrp === group && p.comm === "sleep").length, ORPHANS);
+  } finally {
+    process.kill(-group, "SIGKILL");
+  }
+  process.kill(pid, "SIGUSR1");
+  assert.equal((await baton.exited).code, 7);
+});
