@@ -3,7 +3,7 @@
 // it (waitid WNOWAIT); a pid that Node spawned is left for libuv, which is waiting for its status, and anything else
 // is reaped. The native part is dist/baton-reaper.node (src/run/reaper.c), loaded on the first SIGCHLD so that a
 // step pays nothing for it before its command runs.
-import { mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -121,7 +121,7 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
   };
 }
 
-/** dlopen's the addon: next to the bundle, or next to the standalone executable, or from the standalone's assets. */
+/** dlopen's the addon: beside the bundle; in the standalone build, from its lib/ folder or else from its SEA assets. */
 export function loadReaperAddon(): ReaperAddon {
   const sea = process.getBuiltinModule?.("node:sea");
   if (sea?.isSea()) return loadFromSea(sea);
@@ -131,17 +131,23 @@ export function loadReaperAddon(): ReaperAddon {
 }
 
 function loadFromSea(sea: typeof import("node:sea")): ReaperAddon {
-  const beside = join(dirname(process.execPath), ADDON_FILE);
-  try {
-    return dlopen(beside);
-  } catch {
-    // not shipped as a file: use the copy inside the executable
+  // The standalone folder ships it as ROOT/lib/baton-reaper.node; execPath is ROOT/lib/ld-linux-x86-64.so.2 or
+  // ROOT/lib/baton-node (started through the loader, or directly), or ROOT/baton where /proc is not mounted.
+  const home = dirname(process.execPath);
+  for (const file of [join(home, ADDON_FILE), join(home, "lib", ADDON_FILE)]) {
+    if (existsSync(file)) return dlopen(file);
   }
-  const bytes = new Uint8Array(sea.getAsset(ADDON_FILE));
+  // Not shipped as a file: use the copy inside the executable (a SEA asset of the same name), if there is one.
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(sea.getAsset(ADDON_FILE));
+  } catch {
+    throw new Error(`${ADDON_FILE} is neither in ${home} nor among the executable's assets`);
+  }
   // dlopen needs a file; once mapped it can go. The first folder that allows executable mappings wins
   // (a read-only root or a noexec /tmp refuses).
   const failures: string[] = [];
-  for (const parent of [tmpdir(), "/dev/shm", dirname(process.execPath)]) {
+  for (const parent of [tmpdir(), "/dev/shm", home]) {
     let folder: string | undefined;
     let file: string | undefined;
     try {
