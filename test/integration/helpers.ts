@@ -32,8 +32,8 @@ export interface StartOptions {
   /** Extra words put before `node BATON`, e.g. another unshare. */
   prefix?: string[];
   stdin?: "ignore" | "pipe";
-  /** The bundle to run instead of dist/baton.cjs (e.g. a copy without the files beside it). */
-  bundle?: string;
+  /** The words that start baton (default: `node dist/baton.cjs`), e.g. [STANDALONE]. */
+  baton?: string[];
 }
 
 /** A clean environment, as a pod would give: no NODE_OPTIONS or NODE_EXTRA_CA_CERTS of this machine. */
@@ -42,7 +42,7 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 export function startBaton(args: string[], options: StartOptions = {}): Baton {
-  const words = [...(options.prefix ?? []), process.execPath, options.bundle ?? BATON, ...args];
+  const words = [...(options.prefix ?? []), ...(options.baton ?? [process.execPath, BATON]), ...args];
   const argv = options.pid1 ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ...words] : words;
   const child = spawn(argv[0]!, argv.slice(1), {
     env: options.env ?? cleanEnv(),

@@ -2,11 +2,14 @@
 // and /proc read from outside to count the zombies that are left.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, readdirSync } from "node:fs";
-import { BATON, IS_ROOT, cleanEnv, join, readOr, startBaton, tempDir, waitFor } from "./helpers.js";
+import { copyFileSync, existsSync, readdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { BATON, IS_ROOT, cleanEnv, join, readOr, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace";
 const ORPHANS = 50;
+/** The standalone build's launcher (`make sea`); it ships the addon as lib/baton-reaper.node. */
+const STANDALONE = resolve(import.meta.dirname, "../../dist/baton-linux-x64/baton");
 
 interface Proc {
   pid: number;
@@ -60,9 +63,10 @@ function batonLines(stderr: string): string[] {
   return stderr.split("\n").filter((line) => line.startsWith("baton: "));
 }
 
-test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and baton exits with the command's code", { skip, timeout: 60_000 }, async () => {
+/** Baton's command leaves 50 orphans, all killed at once: none is left a second later, and baton exits 7 as told. */
+async function reapsFiftyOrphans(options: StartOptions): Promise<void> {
   const dir = tempDir();
-  const baton = startBaton(["--", ...orphaningCommand(dir)], { pid1: true });
+  const baton = startBaton(["--", ...orphaningCommand(dir)], options);
   const pid = await baton.hostPid();
   const orphans = await orphansOf(pid, dir);
   const left = orphans();
@@ -76,7 +80,15 @@ test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and
   const exit = await baton.exited;
   assert.equal(exit.code, 7, exit.stderr);
   assert.deepEqual(batonLines(exit.stderr), []);
-});
+}
+
+test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and baton exits with the command's code", { skip, timeout: 60_000 }, () =>
+  reapsFiftyOrphans({ pid1: true }),
+);
+
+test("the standalone build reaps the same way as PID 1", { skip: skip || (!existsSync(STANDALONE) && "no standalone build (make sea)"), timeout: 60_000 }, () =>
+  reapsFiftyOrphans({ pid1: true, baton: [STANDALONE] }),
+);
 
 test("as PID 1, 100 concurrent children of the command and baton's own child all report their true exit codes", { skip, timeout: 120_000 }, async () => {
   // Each child leaves an orphan that exits with it, and the command itself exits together with another 50 orphans:
@@ -120,7 +132,7 @@ test("without the addon beside the bundle, baton warns once, runs the command, a
   const dir = tempDir();
   const bundle = join(dir, "baton.cjs"); // a bundle with no baton-reaper.node next to it
   copyFileSync(BATON, bundle);
-  const baton = startBaton(["--", ...orphaningCommand(dir)], { pid1: true, bundle });
+  const baton = startBaton(["--", ...orphaningCommand(dir)], { pid1: true, baton: [process.execPath, bundle] });
   const pid = await baton.hostPid();
   const orphans = await orphansOf(pid, dir);
   assert.equal(orphans().length, ORPHANS);
@@ -137,23 +149,9 @@ test("without the addon beside the bundle, baton warns once, runs the command, a
   assert.match(lines[0]!, /^baton: cannot load the reaper \(.*baton-reaper\.node: .*\); orphaned processes will not be reaped$/);
 });
 
-test("not PID 1, BATON_SUBREAPER=1 makes baton a subreaper that reaps its command's orphans", { timeout: 60_000 }, async () => {
-  const dir = tempDir();
-  const baton = startBaton(["--", ...orphaningCommand(dir)], { env: cleanEnv({ BATON_SUBREAPER: "1" }) });
-  const pid = await baton.hostPid();
-  const orphans = await orphansOf(pid, dir);
-  const left = orphans();
-  assert.equal(left.length, ORPHANS, "every orphan was re-parented to baton");
-
-  process.kill(-left[0]!.pgrp, "SIGKILL");
-  const zombies = await countAfter(() => orphans().length, 1000);
-  assert.equal(zombies, 0, `${zombies} orphans still unreaped a second after they exited`);
-
-  process.kill(pid, "SIGUSR1");
-  const exit = await baton.exited;
-  assert.equal(exit.code, 7, exit.stderr);
-  assert.deepEqual(batonLines(exit.stderr), []);
-});
+test("not PID 1, BATON_SUBREAPER=1 makes baton a subreaper that reaps its command's orphans", { timeout: 60_000 }, () =>
+  reapsFiftyOrphans({ env: cleanEnv({ BATON_SUBREAPER: "1" }) }),
+);
 
 test("not PID 1 and not asked to be a subreaper, baton leaves orphans to the real init", { timeout: 60_000 }, async () => {
   const dir = tempDir();
