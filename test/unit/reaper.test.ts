@@ -2,6 +2,8 @@
 // The real system calls are tested as PID 1 in test/integration/reaper.test.ts.
 import { afterEach, mock, test } from "node:test";
 import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
+import { isTrackedChild, trackChild } from "../../src/run/children.js";
 import { shouldBecomeSubreaper, startReaping, type Reaper, type ReaperAddon } from "../../src/run/reaper.js";
 
 /** A kernel's view of our exited children, oldest first, as waitid(P_ALL) reports them. */
@@ -121,4 +123,14 @@ test("BATON_SUBREAPER opts in; unset, empty, 0 and false do not", () => {
   for (const value of [undefined, "", "0", "false"]) {
     assert.equal(shouldBecomeSubreaper({ BATON_SUBREAPER: value }), false, String(value));
   }
+});
+
+test("a spawned child is Node's own from spawn until its 'exit' event; one that never started is not tracked", () => {
+  const child = Object.assign(new EventEmitter(), { pid: 4242 });
+  trackChild(child);
+  assert.equal(isTrackedChild(4242), true);
+  child.emit("exit", 0, null);
+  assert.equal(isTrackedChild(4242), false);
+  trackChild(Object.assign(new EventEmitter(), { pid: undefined }));
+  assert.equal(isTrackedChild(0), false);
 });
