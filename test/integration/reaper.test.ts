@@ -43,10 +43,31 @@ function orphaningCommand(dir: string): string[] {
   return ["sh", "-c", `trap 'exit 7' USR1; setsid sh -c '${leave}'; sleep 1000 & wait`];
 }
 
-/** The orphans, once the command has left them: `sleep` processes whose parent is baton. */
+/** The group id written by orphaningCommand, once it has left its orphans (as seen inside baton's PID namespace). */
+async function orphansLeft(dir: string): Promise<number> {
+  return waitFor(() => Number(readOr(join(dir, "orphaned"), "")) || undefined, "the command to leave its orphans");
+}
+
+/**
+ * The orphans: `sleep` processes whose parent is baton, once all ORPHANS are there (the last ones may still be
+ * between fork and exec, named sh, when the command says it is done).
+ */
 async function orphansOf(batonPid: number, dir: string): Promise<() => Proc[]> {
-  await waitFor(() => (readOr(join(dir, "orphaned"), "") ? true : undefined), "the command to leave its orphans");
-  return () => processes().filter((p) => p.ppid === batonPid && p.comm === "sleep");
+  await orphansLeft(dir);
+  const orphans = () => processes().filter((p) => p.ppid === batonPid && p.comm === "sleep");
+  await waitFor(() => (orphans().length === ORPHANS ? true : undefined), `${ORPHANS} orphans re-parented to baton`);
+  return orphans;
+}
+
+/** Ends what a failed test left running: baton (with its PID namespace, if any), and orphans given to another reaper. */
+function cleanUp(baton: { child: { kill(signal: NodeJS.Signals): boolean } }, hostGroup?: number): void {
+  baton.child.kill("SIGKILL");
+  if (hostGroup === undefined) return;
+  try {
+    process.kill(-hostGroup, "SIGKILL");
+  } catch {
+    // all gone
+  }
 }
 
 /** Polls `count` until it is 0 or `ms` have passed; returns the last count. */
@@ -67,19 +88,22 @@ function batonLines(stderr: string): string[] {
 async function reapsFiftyOrphans(options: StartOptions, mode: (dir: string) => string[] = () => []): Promise<void> {
   const dir = tempDir();
   const baton = startBaton([...mode(dir), "--", ...orphaningCommand(dir)], options);
-  const pid = await baton.hostPid();
-  const orphans = await orphansOf(pid, dir);
-  const left = orphans();
-  assert.equal(left.length, ORPHANS, "every orphan was re-parented to baton");
+  try {
+    const pid = await baton.hostPid();
+    const orphans = await orphansOf(pid, dir);
 
-  process.kill(-left[0]!.pgrp, "SIGKILL"); // one kill(2) for the whole group: they all exit at once
-  const zombies = await countAfter(() => orphans().length, 1000);
-  assert.equal(zombies, 0, `${zombies} orphans still unreaped a second after they exited`);
+    process.kill(-orphans()[0]!.pgrp, "SIGKILL"); // one kill(2) for the whole group: they all exit at once
+    const zombies = await countAfter(() => orphans().length, 1000);
+    assert.equal(zombies, 0, `${zombies} orphans still unreaped a second after they exited`);
 
-  process.kill(pid, "SIGUSR1");
-  const exit = await baton.exited;
-  assert.equal(exit.code, 7, exit.stderr);
-  assert.deepEqual(batonLines(exit.stderr).filter((line) => line.includes("reap")), []);
+    process.kill(pid, "SIGUSR1");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 7, exit.stderr);
+    assert.deepEqual(batonLines(exit.stderr).filter((line) => line.includes("reap")), []);
+  } finally {
+    // Outside a PID namespace the group id the command wrote is this machine's.
+    cleanUp(baton, options.pid1 ? undefined : Number(readOr(join(dir, "orphaned"), "")) || undefined);
+  }
 }
 
 test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and baton exits with the command's code", { skip, timeout: 60_000 }, () =>
@@ -137,20 +161,23 @@ test("without the addon beside the bundle, baton warns once, runs the command, a
   const bundle = join(dir, "baton.cjs"); // a bundle with no baton-reaper.node next to it
   copyFileSync(BATON, bundle);
   const baton = startBaton(["--", ...orphaningCommand(dir)], { pid1: true, baton: [process.execPath, bundle] });
-  const pid = await baton.hostPid();
-  const orphans = await orphansOf(pid, dir);
-  assert.equal(orphans().length, ORPHANS);
+  try {
+    const pid = await baton.hostPid();
+    const orphans = await orphansOf(pid, dir);
 
-  process.kill(-orphans()[0]!.pgrp, "SIGKILL");
-  // With nobody to reap them they all become zombies and stay so: this is what the other tests would see without reaping.
-  await waitFor(() => (orphans().filter((p) => p.state === "Z").length === ORPHANS ? true : undefined), "50 zombies");
+    process.kill(-orphans()[0]!.pgrp, "SIGKILL");
+    // With nobody to reap them they all become zombies and stay so: what the other tests would see without reaping.
+    await waitFor(() => (orphans().filter((p) => p.state === "Z").length === ORPHANS ? true : undefined), "50 zombies");
 
-  process.kill(pid, "SIGUSR1");
-  const exit = await baton.exited;
-  assert.equal(exit.code, 7, exit.stderr);
-  const lines = batonLines(exit.stderr);
-  assert.equal(lines.length, 1, exit.stderr);
-  assert.match(lines[0]!, /^baton: cannot load the reaper \(.*baton-reaper\.node: .*\); orphaned processes will not be reaped$/);
+    process.kill(pid, "SIGUSR1");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 7, exit.stderr);
+    const lines = batonLines(exit.stderr);
+    assert.equal(lines.length, 1, exit.stderr);
+    assert.match(lines[0]!, /^baton: cannot load the reaper \(.*baton-reaper\.node: .*\); orphaned processes will not be reaped$/);
+  } finally {
+    cleanUp(baton);
+  }
 });
 
 test("not PID 1, BATON_SUBREAPER=1 makes baton a subreaper that reaps its command's orphans", { timeout: 60_000 }, () =>
@@ -160,15 +187,16 @@ test("not PID 1, BATON_SUBREAPER=1 makes baton a subreaper that reaps its comman
 test("not PID 1 and not asked to be a subreaper, baton leaves orphans to the real init", { timeout: 60_000 }, async () => {
   const dir = tempDir();
   const baton = startBaton(["--", ...orphaningCommand(dir)]);
-  const pid = await baton.hostPid();
-  const orphans = await orphansOf(pid, dir);
-  const group = Number(readOr(join(dir, "orphaned"), "").trim()); // not in a PID namespace: the same pgid as here
+  const group = await orphansLeft(dir); // not in a PID namespace: the same group id as here
   try {
-    assert.equal(orphans().length, 0);
-    assert.equal(processes().filter((p) => p.pgrp === group && p.comm === "sleep").length, ORPHANS);
+    const pid = await baton.hostPid();
+    const alive = () => processes().filter((p) => p.pgrp === group && p.comm === "sleep");
+    await waitFor(() => (alive().length === ORPHANS ? true : undefined), `${ORPHANS} orphans to run sleep`);
+    assert.deepEqual(alive().filter((p) => p.ppid === pid), [], "no orphan is baton's child");
+    process.kill(-group, "SIGKILL"); // they hold baton's stdout and stderr: its 'close' waits for them
+    process.kill(pid, "SIGUSR1");
+    assert.equal((await baton.exited).code, 7);
   } finally {
-    process.kill(-group, "SIGKILL");
+    cleanUp(baton, group);
   }
-  process.kill(pid, "SIGUSR1");
-  assert.equal((await baton.exited).code, 7);
 });
