@@ -16,6 +16,19 @@ export function checkStepPaths(options: StepOptions): void {
     makeFolder(dirname(options.postFile), "--post-file");
   }
   if (options.stepMetadataDir !== undefined) makeFolder(`${options.stepMetadataDir}/results`, "--step-metadata-dir");
+  const written: [string | undefined, string][] = [
+    [options.terminationPath, "--termination-path"],
+    [options.stdoutPath, "--stdout-path"],
+    [options.stderrPath, "--stderr-path"],
+  ];
+  for (const [file, option] of written) {
+    if (file === undefined) continue;
+    if (statOrUndefined(file)?.isDirectory()) throw usageError(`${option} ${file} is a directory`);
+    makeFolder(dirname(file), option);
+  }
+  if (options.cancelFile !== undefined && statOrUndefined(options.cancelFile)?.isDirectory()) {
+    throw usageError(`--cancel-file ${options.cancelFile} is a directory`);
+  }
 }
 
 export function makeFolder(folder: string, option: string): void {

@@ -13,9 +13,28 @@ export interface StepOptions {
   safetyPollMs: number | undefined;
   /** Where lifecycle events go (a file or "stderr"); BATON_EVENTS does the same. */
   events: string | undefined;
+  /** Where the Kubernetes termination message goes (Tekton's format). */
+  terminationPath: string | undefined;
+  /** Result names, read from resultsDir into the termination message. */
+  results: string[];
+  resultsDir: string;
+  /** Stop the command after this long (0: never), SIGKILL its group gracePeriodMs after the stop signal. */
+  timeoutMs: number;
+  gracePeriodMs: number;
+  /** "continue": a failing command still hands the baton on, and baton exits 0. */
+  onError: OnError;
+  stdoutPath: string | undefined;
+  stderrPath: string | undefined;
+  /** A non-empty file here stops the running command (Reason Cancelled). */
+  cancelFile: string | undefined;
   /** The program and its arguments. */
   command: string[];
 }
+
+export type OnError = "continue" | "stopAndFail";
+
+export const DEFAULT_RESULTS_DIR = "/tekton/results";
+export const DEFAULT_GRACE_PERIOD_MS = 10_000;
 
 export const STEP_OPTIONS: OptionTable = {
   "wait-file": "list",
@@ -23,6 +42,15 @@ export const STEP_OPTIONS: OptionTable = {
   "wait-timeout": "value",
   "post-file": "value",
   "step-metadata-dir": "value",
+  "termination-path": "value",
+  results: "list",
+  "results-dir": "value",
+  timeout: "value",
+  "grace-period": "value",
+  "on-error": "value",
+  "stdout-path": "value",
+  "stderr-path": "value",
+  "cancel-file": "value",
   entrypoint: "value",
   events: "value",
 };
@@ -35,6 +63,8 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     throw usageError("no command to run: give it after -- (baton [options] -- COMMAND [ARG...])");
   }
   const waitTimeout = stringOption(parsed, "wait-timeout");
+  const timeout = stringOption(parsed, "timeout");
+  const gracePeriod = stringOption(parsed, "grace-period");
   return {
     waitFiles: listOption(parsed, "wait-file").map((file) => nonEmpty(file, "wait-file")),
     waitFileContent: parsed.options["wait-file-content"] === true,
@@ -43,6 +73,15 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     stepMetadataDir: optionalPath(stringOption(parsed, "step-metadata-dir"), "step-metadata-dir"),
     safetyPollMs: safetyPollFromEnv(env),
     events: stringOption(parsed, "events"),
+    terminationPath: optionalPath(stringOption(parsed, "termination-path"), "termination-path"),
+    results: listOption(parsed, "results").flatMap(resultNames),
+    resultsDir: optionalPath(stringOption(parsed, "results-dir"), "results-dir") ?? DEFAULT_RESULTS_DIR,
+    timeoutMs: timeout === undefined ? 0 : parseDuration(timeout, "--timeout"),
+    gracePeriodMs: gracePeriod === undefined ? DEFAULT_GRACE_PERIOD_MS : parseDuration(gracePeriod, "--grace-period"),
+    onError: onError(stringOption(parsed, "on-error")),
+    stdoutPath: optionalPath(stringOption(parsed, "stdout-path"), "stdout-path"),
+    stderrPath: optionalPath(stringOption(parsed, "stderr-path"), "stderr-path"),
+    cancelFile: optionalPath(stringOption(parsed, "cancel-file"), "cancel-file"),
     command,
   };
 }
@@ -50,6 +89,23 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
 /** The wait's safety-net poll interval from BATON_SAFETY_POLL (a duration); undefined: the default. */
 export function safetyPollFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   return env.BATON_SAFETY_POLL ? positive(parseDuration(env.BATON_SAFETY_POLL, "BATON_SAFETY_POLL")) : undefined;
+}
+
+/** "a,b" -> ["a", "b"]; empty names are dropped (Tekton passes "" for a task without results). */
+export function resultNames(list: string): string[] {
+  const names = list.split(",").filter((name) => name !== "");
+  for (const name of names) {
+    // A result name becomes a file name under --results-dir: it must not climb out of it.
+    if (name.includes("/") || name.includes("\0") || name === "." || name === "..") {
+      throw usageError(`invalid result name "${name}" in --results: no path separators, "." or ".."`);
+    }
+  }
+  return names;
+}
+
+function onError(value: string | undefined): OnError {
+  if (value === undefined || value === "stopAndFail" || value === "continue") return value ?? "stopAndFail";
+  throw usageError(`invalid --on-error "${value}": use continue or stopAndFail`);
 }
 
 function positive(ms: number): number {
@@ -74,8 +130,9 @@ export function findPostFile(argv: readonly string[]): string | undefined {
   let found: string | undefined;
   for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
     const arg = argv[i]!;
-    if (arg === "--post-file") found = argv[i + 1];
-    else if (arg.startsWith("--post-file=")) found = arg.slice("--post-file=".length);
+    // Tekton's spelling too: a Tekton argument vector that failed to translate still ends the chain.
+    if (arg === "--post-file" || arg === "-post_file" || arg === "--post_file") found = argv[i + 1];
+    else if (/^--?post[-_]file=/.test(arg)) found = arg.slice(arg.indexOf("=") + 1);
   }
   return found || undefined;
 }

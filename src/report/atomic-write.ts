@@ -19,3 +19,17 @@ export function writeFileAtomic(path: string, content: string): void {
     throw error;
   }
 }
+
+/**
+ * writeFileAtomic, except where `path` is a mount point: the kubelet bind-mounts a container's termination-message
+ * file, and rename() onto a mount point fails with EBUSY. There the file is written in place (the kubelet reads it
+ * only after the container has exited, so no reader can see it half-written).
+ */
+export function writeFileAtomicOrInPlace(path: string, content: string): void {
+  try {
+    writeFileAtomic(path, content);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EBUSY") throw error;
+    writeFileSync(path, content);
+  }
+}

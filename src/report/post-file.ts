@@ -5,7 +5,9 @@ import { writeFileAtomic } from "./atomic-write.js";
 // The baton itself: POST on success, POST.err on failure, never both. One line of JSON; readers also accept an
 // empty file, as older tools write.
 
-export type Reason = "Completed" | "Error" | "Skipped" | "WaitTimeout" | "Signaled" | "CommandNotFound" | "CommandNotExecutable";
+export type Reason =
+  | "Completed" | "Error" | "Skipped" | "WaitTimeout" | "Signaled" | "CommandNotFound" | "CommandNotExecutable"
+  | "TimeoutExceeded" | "Cancelled" | "ResultsTooLarge";
 
 export interface PostRecord {
   exitCode: number;

@@ -1,11 +1,13 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { trackChild } from "./children.js";
+import type { Readable } from "node:stream";
 import { exitCodeOf, spawnErrorExitCode } from "./exit-code.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
 // started, grandchildren included. The price: the command has no controlling terminal, which a pod's step never has.
-// stdio is inherited, not piped: piped output would keep baton waiting for every grandchild that holds the pipe.
+// stdio is inherited unless the caller asks for a pipe (output capture): `done` follows the command's own exit, not
+// the pipes' end, so a grandchild that holds a pipe open never keeps baton waiting here.
 
 export interface CommandResult {
   exitCode: number;
@@ -20,6 +22,9 @@ export interface CommandResult {
 export interface RunningCommand {
   /** The command's pid, which is also its process group id; undefined if it could not start. */
   readonly pid: number | undefined;
+  /** The command's stdout and stderr when they were asked for as pipes; null when inherited. */
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
   /**
    * Settles when the command has exited and, after a stop(), once the rest of its process group is gone too
    * (or was killed when the grace period ended).
@@ -77,6 +82,8 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
 
   return {
     pid,
+    stdout: child.stdout,
+    stderr: child.stderr,
     done,
     signal(signal) {
       if (pid !== undefined) signalGroup(pid, signal);

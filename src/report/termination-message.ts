@@ -1,0 +1,123 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeSystemError } from "../errors.js";
+
+// The Kubernetes termination message in Tekton's format: a JSON array of {key, value, type}. The kubelet keeps at
+// most 4096 bytes of it, so a message that does not fit is refused here, where the step can still fail cleanly.
+
+export const TERMINATION_MESSAGE_LIMIT = 4096;
+/** Tekton's result types: 1 a task result, 3 an entry of Tekton's own (StartedAt, ExitCode, Reason). */
+export const TASK_RESULT = 1;
+export const INTERNAL_RESULT = 3;
+
+export interface RunResult {
+  key: string;
+  value: string;
+  type: number;
+}
+
+export type TerminationReason = "TimeoutExceeded" | "Cancelled" | "Skipped";
+
+export interface StepRecord {
+  startedAt: string;
+  /** Set only when the step handed on the baton although its command failed (--on-error continue). */
+  continuedExitCode?: number;
+  reason?: TerminationReason;
+  /** [name, content] of each result file that exists. */
+  results: [string, string][];
+}
+
+export function buildEntries(record: StepRecord): RunResult[] {
+  const entries: RunResult[] = [{ key: "StartedAt", value: record.startedAt, type: INTERNAL_RESULT }];
+  if (record.continuedExitCode !== undefined) {
+    entries.push({ key: "ExitCode", value: String(record.continuedExitCode), type: INTERNAL_RESULT });
+  }
+  if (record.reason) entries.push({ key: "Reason", value: record.reason, type: INTERNAL_RESULT });
+  for (const [key, value] of record.results) entries.push({ key, value, type: TASK_RESULT });
+  return entries;
+}
+
+/** Existing entries first, then the new ones; a key given again keeps only its last value. */
+export function mergeEntries(existing: readonly RunResult[], added: readonly RunResult[]): RunResult[] {
+  const addedKeys = new Set(added.map((entry) => entry.key));
+  const kept = existing.filter((entry) => !addedKeys.has(entry.key));
+  const last = new Map(added.map((entry) => [entry.key, entry]));
+  return [...kept, ...[...last.values()]];
+}
+
+/** The entries of an existing message; undefined when the text is not a Tekton message (it is then replaced). */
+export function parseMessage(text: string): RunResult[] | undefined {
+  if (text.trim() === "") return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!Array.isArray(parsed)) return undefined;
+    const valid = parsed.every(
+      (e) => e && typeof e === "object" && typeof e.key === "string" && typeof e.value === "string",
+    );
+    return valid ? parsed.map((e) => ({ key: e.key, value: e.value, type: typeof e.type === "number" ? e.type : TASK_RESULT })) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function serialize(entries: readonly RunResult[]): string {
+  return JSON.stringify(entries);
+}
+
+/** undefined when the message fits; otherwise the user-facing reason, naming the largest results first. */
+export function sizeProblem(message: string, entries: readonly RunResult[]): string | undefined {
+  const size = Buffer.byteLength(message);
+  if (size <= TERMINATION_MESSAGE_LIMIT) return undefined;
+  const largest = entries
+    .filter((entry) => entry.type === TASK_RESULT)
+    .map((entry) => ({ key: entry.key, bytes: Buffer.byteLength(entry.value) }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, 3)
+    .map((r) => `${r.key} (${r.bytes} bytes)`);
+  const names = largest.length ? `; largest results: ${largest.join(", ")}` : "";
+  return `termination message is ${size} bytes, over the ${TERMINATION_MESSAGE_LIMIT}-byte limit of Kubernetes${names}`;
+}
+
+/** Reads each named result from `dir`; a result file that does not exist is left out, as Tekton does. */
+export function readResults(dir: string, names: readonly string[]): [string, string][] {
+  const results: [string, string][] = [];
+  for (const name of names) {
+    try {
+      results.push([name, readFileSync(join(dir, name), "utf8")]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw new Error(`cannot read result ${name}: ${describeSystemError(error)}`);
+    }
+  }
+  return results;
+}
+
+/** "" for a file that does not exist yet. */
+export function readExisting(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
+    throw error;
+  }
+}
+
+export interface ComposedMessage {
+  text: string;
+  /** Set when the results made the message too large: `text` then holds the message without them. */
+  tooLarge?: string;
+  /** Set when the existing content was not a Tekton message and was replaced. */
+  replacedExisting?: boolean;
+}
+
+/** The message to write: `record` merged into the file's existing content, checked against the size limit. */
+export function composeMessage(existingText: string, record: StepRecord): ComposedMessage {
+  const existing = parseMessage(existingText);
+  const merged = mergeEntries(existing ?? [], buildEntries(record));
+  const text = serialize(merged);
+  const tooLarge = sizeProblem(text, merged);
+  const replacedExisting = existing === undefined ? { replacedExisting: true } : {};
+  if (!tooLarge) return { text, ...replacedExisting };
+  const without = serialize(mergeEntries(existing ?? [], buildEntries({ ...record, results: [] })));
+  return { text: without, tooLarge, ...replacedExisting };
+}

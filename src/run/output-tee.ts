@@ -1,0 +1,104 @@
+import { closeSync, createWriteStream, openSync, type WriteStream } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import { describeSystemError } from "../errors.js";
+
+// --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
+// to a file. pipe() with two destinations pauses the source while either is full, so a fast writer and a slow disk
+// cost no memory: the command simply blocks on its full pipe, as it would writing to a slow terminal.
+
+/** After the command exits, how long its pipes may stay quiet before baton stops reading them (see finish()). */
+export const QUIET_AFTER_EXIT_MS = 100;
+
+export interface CaptureTargets {
+  stdoutPath: string | undefined;
+  stderrPath: string | undefined;
+}
+
+export interface OutputTee {
+  /**
+   * Resolves once the captured pipes reach their end, or, when something the command left behind (a background
+   * grandchild) still holds them open, once they have been quiet for QUIET_AFTER_EXIT_MS with nothing left to
+   * write. Then the copy stops and the files are closed: baton never waits on a grandchild's pipe.
+   */
+  finish(): Promise<void>;
+}
+
+/** Opens the files now, so an unwritable path fails before the command starts. Same path twice: one file. */
+export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStream> {
+  const files = new Map<string, WriteStream>();
+  for (const path of [targets.stdoutPath, targets.stderrPath]) {
+    if (path === undefined || files.has(path)) continue;
+    let fd: number;
+    try {
+      fd = openSync(path, "a");
+    } catch (error) {
+      for (const stream of files.values()) stream.destroy();
+      throw new Error(`cannot open ${path} for the command's output: ${describeSystemError(error)}`);
+    }
+    try {
+      files.set(path, createWriteStream(path, { fd, flags: "a" }));
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
+  return files;
+}
+
+export function teeOutput(
+  sources: { stdout: Readable | null; stderr: Readable | null },
+  targets: CaptureTargets,
+  files: Map<string, WriteStream>,
+  warn: (message: string) => void,
+): OutputTee {
+  const pairs: [Readable, Writable, string][] = [];
+  if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, process.stdout, targets.stdoutPath]);
+  if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, process.stderr, targets.stderrPath]);
+
+  let lastData = Date.now();
+  let fileFailed = false; // warn once
+  for (const stream of files.values()) {
+    stream.on("error", (error) => {
+      // A full disk must not kill the command or lose its console output: stop copying to the file, say so once.
+      if (!fileFailed) warn(`stopped copying the command's output to ${stream.path}: ${describeSystemError(error)}`);
+      fileFailed = true;
+      for (const [source, , path] of pairs) if (path === stream.path) source.unpipe(stream);
+    });
+  }
+  const ended = pairs.map(([source, own, path]) => {
+    // baton's own stdout closed (EPIPE) must not end the copy to the file, nor crash baton.
+    if (own.listenerCount("error") === 0) own.on("error", () => {});
+    source.on("data", () => (lastData = Date.now()));
+    source.pipe(own, { end: false }); // baton's own stdout/stderr stay open
+    source.pipe(files.get(path)!, { end: false }); // one file may take both streams; closed in finish()
+    return new Promise<void>((resolve) => {
+      source.once("end", resolve);
+      source.once("close", resolve);
+      source.once("error", () => resolve());
+    });
+  });
+
+  return {
+    async finish() {
+      lastData = Date.now(); // the quiet period starts at the command's exit at the earliest
+      let check: NodeJS.Timeout | undefined;
+      const quiet = new Promise<void>((resolve) => {
+        check = setInterval(() => {
+          const pending = [...files.values()].some((stream) => !stream.destroyed && stream.writableLength > 0);
+          if (!pending && Date.now() - lastData >= QUIET_AFTER_EXIT_MS) resolve();
+        }, QUIET_AFTER_EXIT_MS / 4);
+      });
+      await Promise.race([Promise.all(ended), quiet]);
+      clearInterval(check);
+      for (const [source] of pairs) {
+        source.unpipe();
+        source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
+      }
+      await Promise.all(
+        [...files.values()].map((stream) =>
+          stream.destroyed ? undefined : new Promise<void>((resolve) => stream.end(() => resolve())),
+        ),
+      );
+    },
+  };
+}
