@@ -3,6 +3,7 @@ import "./signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
+import { isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
 import { BatonError, EXIT_FAILURE } from "./errors.js";
 import { configureEvents, emit } from "./report/events.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
@@ -26,7 +27,26 @@ async function main(argv: string[]): Promise<number> {
     const { sidecarMode } = await import("./sidecar/main.js");
     return sidecarMode(argv.slice(1), { warn });
   }
+  if (first === "init" || (first !== undefined && TEKTON_SUBCOMMANDS.includes(first))) {
+    return installMode(first, argv.slice(1));
+  }
+  if (isTektonArgv(argv)) {
+    let tekton;
+    try {
+      tekton = translateTektonArgv(argv);
+    } catch (error) {
+      reportEarlyFailure(findPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
+      throw error;
+    }
+    if (tekton.kind === "subcommand") return installMode(tekton.name, tekton.args);
+    return stepMode(tekton.argv);
+  }
   return stepMode(argv);
+}
+
+async function installMode(name: string, args: string[]): Promise<number> {
+  const { runInstallCommand } = await import("./init/install.js");
+  return runInstallCommand(name, args, process.env);
 }
 
 async function stepMode(argv: string[]): Promise<number> {

@@ -1,0 +1,148 @@
+import { usageError } from "../errors.js";
+
+// Tekton's pod builder starts its entrypoint with Go-style flags: one dash, underscores, `-flag value` or
+// `-flag=value`, bools as `-flag` or `-flag=true`, `-wait_file A,B` as a comma list, the command after `--`
+// (cmd/entrypoint/main.go and pkg/pod/entrypoint.go in tektoncd/pipeline). This is the one place that turns such an
+// argument vector into baton's own options, which the ordinary parser then reads; nothing else knows Tekton's spelling.
+
+type GoFlagKind = "bool" | "string";
+
+/** Tekton's flags that baton implements, and the baton option each one becomes. */
+const IMPLEMENTED: Readonly<Record<string, { kind: GoFlagKind; option: string }>> = {
+  entrypoint: { kind: "string", option: "--entrypoint" },
+  wait_file: { kind: "string", option: "--wait-file" },
+  wait_file_content: { kind: "bool", option: "--wait-file-content" },
+  post_file: { kind: "string", option: "--post-file" },
+  termination_path: { kind: "string", option: "--termination-path" },
+  results: { kind: "string", option: "--results" },
+  step_metadata_dir: { kind: "string", option: "--step-metadata-dir" },
+  timeout: { kind: "string", option: "--timeout" },
+  on_error: { kind: "string", option: "--on-error" },
+  stdout_path: { kind: "string", option: "--stdout-path" },
+  stderr_path: { kind: "string", option: "--stderr-path" },
+};
+
+/**
+ * Tekton's flags that baton does not implement, with their default: at the default a flag asks for nothing and is
+ * accepted; any other value is a usage error naming the flag, never silently ignored.
+ */
+const NOT_IMPLEMENTED: Readonly<Record<string, { kind: GoFlagKind; default: string }>> = {
+  step_results: { kind: "string", default: "" },
+  when_expressions: { kind: "string", default: "" },
+  breakpoint_on_failure: { kind: "bool", default: "false" },
+  debug_before_step: { kind: "bool", default: "false" },
+  result_from: { kind: "string", default: "termination-message" },
+  secret_mask_file: { kind: "string", default: "" },
+  enable_spire: { kind: "bool", default: "false" },
+  spire_socket_path: { kind: "string", default: "unix:///spiffe-workload-api/spire-agent.sock" },
+  step_metadata_dir_link: { kind: "string", default: "" },
+  run_always: { kind: "bool", default: "false" },
+  discard_error: { kind: "bool", default: "false" },
+  // creds-init's flags (gitcreds, dockercreds), which the entrypoint still registers.
+  "basic-git": { kind: "string", default: "" },
+  "ssh-git": { kind: "string", default: "" },
+  "basic-docker": { kind: "string", default: "" },
+  "docker-config": { kind: "string", default: "" },
+  "docker-cfg": { kind: "string", default: "" },
+};
+
+/** Tekton's subcommands (cmd/entrypoint/subcommands). */
+export const TEKTON_SUBCOMMANDS: readonly string[] = ["init", "cp", "step-init", "decode-script"];
+
+export type TektonInvocation =
+  | { kind: "step"; argv: string[] }
+  | { kind: "subcommand"; name: string; args: string[] };
+
+/**
+ * True when `argv` is Tekton's rather than baton's: it starts with a single-dash flag of more than one letter, or a
+ * double-dash one with an underscore. baton's own options are all `--kebab-case`, so the two never overlap.
+ */
+export function isTektonArgv(argv: readonly string[]): boolean {
+  const first = argv[0] ?? "";
+  return /^-[A-Za-z][\w-]+(=|$)/.test(first) || /^--[a-z][a-z0-9]*_[\w]*(=|$)/.test(first);
+}
+
+export function translateTektonArgv(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): TektonInvocation {
+  // As Tekton does: the command is everything after the first "--"; flags are read only before it.
+  const terminator = argv.indexOf("--");
+  const flagWords = terminator === -1 ? argv : argv.slice(0, terminator);
+  const commandArgs = terminator === -1 ? [] : argv.slice(terminator + 1);
+
+  const values = new Map<string, string>(); // Go's flag package: the last value given wins
+  let i = 0;
+  for (; i < flagWords.length; i++) {
+    const word = flagWords[i]!;
+    if (!word.startsWith("-") || word === "-") break; // Go stops at the first non-flag word
+    const body = word.startsWith("--") ? word.slice(2) : word.slice(1);
+    const eq = body.indexOf("=");
+    const name = eq === -1 ? body : body.slice(0, eq);
+    const spec = IMPLEMENTED[name] ?? NOT_IMPLEMENTED[name];
+    if (!spec) throw usageError(`unknown Tekton entrypoint flag -${name} (see baton --help)`);
+    let value: string;
+    if (eq !== -1) value = body.slice(eq + 1);
+    else if (spec.kind === "bool") value = "true";
+    else if (i + 1 < flagWords.length) value = flagWords[++i]!; // Go takes the next word even if it starts with "-"
+    else throw usageError(`Tekton entrypoint flag -${name} needs a value`);
+    values.set(name, spec.kind === "bool" ? goBool(name, value) : value);
+  }
+
+  const positional = flagWords.slice(i);
+  if (positional.length > 0) {
+    if (TEKTON_SUBCOMMANDS.includes(positional[0]!)) {
+      return { kind: "subcommand", name: positional[0]!, args: positional.slice(1) };
+    }
+    throw usageError(`unexpected argument "${positional[0]}" before "--" in a Tekton argument vector`);
+  }
+
+  const options: string[] = [];
+  for (const [name, value] of values) {
+    const unsupported = NOT_IMPLEMENTED[name];
+    if (unsupported) {
+      if (value === unsupported.default) continue;
+      throw usageError(`Tekton entrypoint flag -${name} is not supported by baton (given "${value}")`);
+    }
+    const { kind, option } = IMPLEMENTED[name]!;
+    if (name === "wait_file") {
+      for (const file of value.split(",")) if (file !== "") options.push(option, file);
+    } else if (kind === "bool") {
+      if (value === "true") options.push(option);
+    } else if (value !== "") {
+      // Tekton treats an empty value as "not given" (its defaults are ""); baton refuses an empty path.
+      options.push(option, value);
+    }
+  }
+  const command = values.get("entrypoint") ? [] : platformCommand(env);
+  return { kind: "step", argv: [...options, "--", ...command, ...commandArgs] };
+}
+
+/** Go's strconv.ParseBool. */
+function goBool(name: string, value: string): string {
+  if (["1", "t", "T", "true", "TRUE", "True"].includes(value)) return "true";
+  if (["0", "f", "F", "false", "FALSE", "False"].includes(value)) return "false";
+  throw usageError(`invalid boolean "${value}" for Tekton entrypoint flag -${name}`);
+}
+
+const GO_ARCH: Readonly<Record<string, string>> = {
+  x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x", riscv64: "riscv64",
+};
+
+/**
+ * Without -entrypoint, Tekton takes the image's own entrypoint for this platform from TEKTON_PLATFORM_COMMANDS
+ * (JSON: {"linux/amd64": ["/bin/app"], ...}), falling back from "os/arch/variant" to "os/arch".
+ */
+export function platformCommand(env: NodeJS.ProcessEnv, platform = `${process.platform}/${GO_ARCH[process.arch] ?? process.arch}`): string[] {
+  const json = env.TEKTON_PLATFORM_COMMANDS;
+  if (!json) throw usageError("no command to run: Tekton's -entrypoint is missing and TEKTON_PLATFORM_COMMANDS is not set");
+  let commands: Record<string, unknown>;
+  try {
+    commands = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    throw usageError("TEKTON_PLATFORM_COMMANDS is not valid JSON");
+  }
+  const variants = platform === "linux/arm64" ? ["linux/arm64/v8", platform] : platform === "linux/arm" ? ["linux/arm/v7", platform] : [platform];
+  for (const key of variants) {
+    const command = commands[key];
+    if (Array.isArray(command) && command.length > 0 && command.every((word) => typeof word === "string")) return command;
+  }
+  throw usageError(`TEKTON_PLATFORM_COMMANDS has no command for platform ${platform}`);
+}

@@ -1,0 +1,111 @@
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { BatonError, describeSystemError, usageError } from "../errors.js";
+
+// `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
+// what an init container does to put baton into a shared volume (/tekton/bin) before the steps start.
+// Loaded only in these modes (dynamic import from main.ts).
+
+/** The file that is running now: the bundle (dist/baton.cjs), wherever it was copied to. */
+function runningBundle(): string {
+  return realpathSync(process.argv[1]!);
+}
+
+/**
+ * Copies the running baton to `dest`, mode 0755. The one place that knows what "baton" is on disk: once the
+ * standalone build exists, this copies the folder standaloneRoot() instead of the bundle.
+ */
+export function installBaton(dest: string): void {
+  copyExecutable(runningBundle(), dest);
+}
+
+/**
+ * Copies SRC to DEST, mode 0755, through a temporary file and rename, so a step that starts DEST never runs a half
+ * copy. Tekton uses 0311 (execute, no read), which works only for a static binary: the bundle is a script that
+ * node must read, and the standalone folder holds libraries the loader must read.
+ */
+export function copyExecutable(src: string, dest: string): void {
+  const temporary = join(dirname(dest), `.${basename(dest)}.${process.pid}.tmp`);
+  try {
+    mkdirSync(dirname(dest), { recursive: true });
+    copyFileSync(src, temporary);
+    chmodSync(temporary, 0o755);
+    renameSync(temporary, dest);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw new BatonError(`cannot copy ${src} to ${dest}: ${describeSystemError(error)}`);
+  }
+}
+
+/** SRC is the entrypoint the controller knows of; when that is this baton, install baton (all of it, later). */
+function copyFrom(src: string, dest: string): void {
+  let isBaton = false;
+  try {
+    isBaton = realpathSync(src) === runningBundle();
+  } catch {
+    // SRC does not exist: copyExecutable reports it.
+  }
+  if (isBaton) installBaton(dest);
+  else copyExecutable(src, dest);
+}
+
+/**
+ * Tekton's step-init: /tekton/steps/<name> and /tekton/steps/<index>, symlinks to /tekton/run/<index>/status, so
+ * tools can find a step's metadata by name or position. Links left by an earlier start of the container are replaced.
+ */
+export function stepInit(steps: readonly string[], tektonRoot: string): void {
+  const stepsDir = join(tektonRoot, "steps");
+  try {
+    mkdirSync(stepsDir, { recursive: true });
+    steps.forEach((step, index) => {
+      const status = join(tektonRoot, "run", String(index), "status");
+      for (const link of [join(stepsDir, step), join(stepsDir, String(index))]) {
+        rmSync(link, { force: true });
+        symlinkSync(status, link);
+      }
+    });
+  } catch (error) {
+    throw new BatonError(`cannot set up ${stepsDir}: ${describeSystemError(error)}`);
+  }
+}
+
+/** Tekton's decode-script: the file holds base64 (the controller encodes scripts); decode it in place. */
+export function decodeScript(file: string): void {
+  try {
+    const encoded = readFileSync(file, "utf8").replace(/[\r\n]/g, "");
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 !== 0) {
+      throw new BatonError(`cannot decode script ${file}: not base64`);
+    }
+    writeFileSync(file, Buffer.from(encoded, "base64")); // an existing file keeps its mode
+  } catch (error) {
+    if (error instanceof BatonError) throw error;
+    throw new BatonError(`cannot decode script ${file}: ${describeSystemError(error)}`);
+  }
+}
+
+/** Runs `baton init DEST` or one of Tekton's subcommands; returns baton's exit code. */
+export function runInstallCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv): number {
+  const tektonRoot = env.BATON_TEKTON_ROOT || "/tekton";
+  switch (name) {
+    case "init":
+      if (args.length === 1) installBaton(args[0]!);
+      else if (args.length >= 2) {
+        copyFrom(args[0]!, args[1]!);
+        stepInit(args.slice(2), tektonRoot);
+      } else throw usageError("usage: baton init DEST (or Tekton's: init SRC DST [STEP...])");
+      return 0;
+    case "cp":
+      if (args.length !== 2) throw usageError("usage: baton cp SRC DST");
+      copyFrom(args[0]!, args[1]!);
+      return 0;
+    case "step-init":
+      stepInit(args, tektonRoot);
+      return 0;
+    case "decode-script":
+      if (args.length !== 1) throw usageError("usage: baton decode-script FILE");
+      decodeScript(args[0]!);
+      return 0;
+    default:
+      throw usageError(`unknown subcommand ${name}`);
+  }
+}
