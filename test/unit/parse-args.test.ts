@@ -47,3 +47,25 @@ test("findPostFile digs the post file out of an argument vector that failed to p
   assert.equal(findPostFile(["--post-file=/q", "--nope"]), "/q");
   assert.equal(findPostFile(["--", "--post-file", "/no"]), undefined);
 });
+
+test("step options for Tekton parity: defaults, durations, result names, on-error", () => {
+  const defaults = parseStepOptions(["--", "true"], {});
+  assert.equal(defaults.resultsDir, "/tekton/results");
+  assert.equal(defaults.gracePeriodMs, 10_000);
+  assert.equal(defaults.timeoutMs, 0);
+  assert.equal(defaults.onError, "stopAndFail");
+  assert.deepEqual(defaults.results, []);
+  const options = parseStepOptions(["--results", "a,b", "--results", "c", "--timeout", "1.5s", "--grace-period", "0", "--on-error", "continue", "--", "true"], {});
+  assert.deepEqual(options.results, ["a", "b", "c"]);
+  assert.equal(options.timeoutMs, 1500);
+  assert.equal(options.gracePeriodMs, 0);
+  assert.equal(options.onError, "continue");
+  for (const bad of [["--results", "../etc"], ["--results", "a/b"], ["--results", ".."], ["--on-error", "ignore"], ["--timeout", "10"]]) {
+    assert.throws(() => parseStepOptions([...bad, "--", "true"], {}), (e: unknown) => e instanceof BatonError && e.exitCode === 2, bad.join(" "));
+  }
+});
+
+test("findPostFile also finds Tekton's -post_file", () => {
+  assert.equal(findPostFile(["-post_file", "/t", "-bogus"]), "/t");
+  assert.equal(findPostFile(["-post_file=/u"]), "/u");
+});

@@ -1,0 +1,109 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { isTektonArgv, platformCommand, translateTektonArgv } from "../../src/cli/tekton-argv.js";
+import { parseStepOptions } from "../../src/cli/step-options.js";
+import { BatonError } from "../../src/errors.js";
+
+const usage = (fn: () => unknown, pattern: RegExp) =>
+  assert.throws(fn, (e: unknown) => e instanceof BatonError && e.exitCode === 2 && pattern.test(e.message));
+
+test("tells Tekton's argument vector from baton's by its first word", () => {
+  assert.equal(isTektonArgv(["-wait_file", "/a", "--", "x"]), true);
+  assert.equal(isTektonArgv(["-post_file=/p", "--", "x"]), true);
+  assert.equal(isTektonArgv(["-entrypoint", "ls", "--"]), true);
+  assert.equal(isTektonArgv(["--when_expressions", "[]"]), true);
+  assert.equal(isTektonArgv(["--post-file", "/p", "--", "x"]), false);
+  assert.equal(isTektonArgv(["-x"]), false);
+  assert.equal(isTektonArgv(["--", "ls"]), false);
+  assert.equal(isTektonArgv([]), false);
+});
+
+test("translates the vector Tekton's pod builder makes for a middle step", () => {
+  // pkg/pod/entrypoint.go, orderContainers, step i=1 of a task with results, a step timeout, onError and stdoutConfig.
+  const argv = [
+    "-wait_file", "/tekton/run/0/out",
+    "-post_file", "/tekton/run/1/out",
+    "-termination_path", "/tekton/termination",
+    "-step_metadata_dir", "/tekton/run/1/status",
+    "-on_error", "continue",
+    "-timeout", "1m30s",
+    "-stdout_path", "/data/out.log",
+    "-stderr_path", "/data/err.log",
+    "-results", "digest,url",
+    "-entrypoint", "/bin/sh",
+    "--", "-c", "echo -wait_file is the command's -- own",
+  ];
+  const translated = translateTektonArgv(argv, {});
+  assert.deepEqual(translated, {
+    kind: "step",
+    argv: [
+      "--wait-file", "/tekton/run/0/out",
+      "--post-file", "/tekton/run/1/out",
+      "--termination-path", "/tekton/termination",
+      "--step-metadata-dir", "/tekton/run/1/status",
+      "--on-error", "continue",
+      "--timeout", "1m30s",
+      "--stdout-path", "/data/out.log",
+      "--stderr-path", "/data/err.log",
+      "--results", "digest,url",
+      "--entrypoint", "/bin/sh",
+      "--", "-c", "echo -wait_file is the command's -- own",
+    ],
+  });
+  const options = parseStepOptions(translated.kind === "step" ? translated.argv : [], {});
+  assert.deepEqual(options.command, ["/bin/sh", "-c", "echo -wait_file is the command's -- own"]);
+  assert.equal(options.timeoutMs, 90_000);
+  assert.equal(options.onError, "continue");
+  assert.deepEqual(options.results, ["digest", "url"]);
+});
+
+test("Go's flag forms: -flag=value, --flag value, bools bare or =true/=false, comma lists, last value wins", () => {
+  const translated = translateTektonArgv(
+    ["-wait_file=/a,/b", "--wait_file_content=true", "-post_file", "/p1", "-post_file=/p2", "-wait_file_content=false", "-entrypoint=ls", "--"],
+    {},
+  );
+  assert.deepEqual(translated, { kind: "step", argv: ["--wait-file", "/a", "--wait-file", "/b", "--post-file", "/p2", "--entrypoint", "ls", "--"] });
+  assert.deepEqual(translateTektonArgv(["-wait_file_content", "-wait_file", "", "-entrypoint", "ls", "--"], {}), {
+    kind: "step",
+    argv: ["--wait-file-content", "--entrypoint", "ls", "--"],
+  });
+  // Go takes the next word as a value even when it starts with a dash.
+  assert.deepEqual(translateTektonArgv(["-post_file", "-odd", "-entrypoint", "ls"], {}), {
+    kind: "step",
+    argv: ["--post-file", "-odd", "--entrypoint", "ls", "--"],
+  });
+});
+
+test("flags baton does not implement: accepted at their default, a usage error naming the flag otherwise", () => {
+  assert.deepEqual(translateTektonArgv(["-breakpoint_on_failure=false", "-result_from", "termination-message", "-entrypoint", "ls", "--"], {}), {
+    kind: "step",
+    argv: ["--entrypoint", "ls", "--"],
+  });
+  usage(() => translateTektonArgv(["-breakpoint_on_failure", "-entrypoint", "ls", "--"], {}), /-breakpoint_on_failure is not supported/);
+  usage(() => translateTektonArgv(["-step_results", "a,b", "-entrypoint", "ls"], {}), /-step_results is not supported/);
+  usage(() => translateTektonArgv(["-basic-docker=creds=https://r", "-entrypoint", "ls"], {}), /-basic-docker is not supported/);
+  usage(() => translateTektonArgv(["-no_such_flag", "x", "--", "ls"], {}), /unknown Tekton entrypoint flag -no_such_flag/);
+  usage(() => translateTektonArgv(["-wait_file_content=maybe", "--", "ls"], {}), /invalid boolean "maybe"/);
+  usage(() => translateTektonArgv(["-post_file"], {}), /-post_file needs a value/);
+  usage(() => translateTektonArgv(["-post_file", "/p", "stray", "--", "ls"], {}), /unexpected argument "stray"/);
+});
+
+test("subcommands after the flags: init SRC DST [STEP...] and cp SRC DST", () => {
+  assert.deepEqual(translateTektonArgv(["-post_file", "/p", "init", "/ko-app/entrypoint", "/tekton/bin/entrypoint", "step-a"], {}), {
+    kind: "subcommand",
+    name: "init",
+    args: ["/ko-app/entrypoint", "/tekton/bin/entrypoint", "step-a"],
+  });
+});
+
+test("without -entrypoint, the image's command comes from TEKTON_PLATFORM_COMMANDS", () => {
+  const env = { TEKTON_PLATFORM_COMMANDS: JSON.stringify({ "linux/amd64": ["/app", "serve"], "linux/arm64/v8": ["/app-arm"] }) };
+  assert.deepEqual(platformCommand(env, "linux/amd64"), ["/app", "serve"]);
+  assert.deepEqual(platformCommand(env, "linux/arm64"), ["/app-arm"]);
+  usage(() => platformCommand(env, "linux/s390x"), /no command for platform linux\/s390x/);
+  usage(() => platformCommand({}, "linux/amd64"), /-entrypoint is missing/);
+  assert.deepEqual(translateTektonArgv(["-post_file", "/p", "--", "--flag"], env), {
+    kind: "step",
+    argv: ["--post-file", "/p", "--", ...platformCommand(env), "--flag"],
+  });
+});
