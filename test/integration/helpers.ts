@@ -157,3 +157,10 @@ export function liveGroupMembers(pgid: number): number[] {
   }
   return alive;
 }
+
+/** A process's peak resident set size (VmHWM), in KiB. */
+export function peakRssKiB(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readOr(`/proc/${pid}/status`, ""));
+  if (!match) throw new Error(`no VmHWM for pid ${pid}`);
+  return Number(match[1]);
+}
