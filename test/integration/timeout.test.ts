@@ -22,7 +22,7 @@ function alive(pid: number): boolean {
 
 /** A grandchild that ignores SIGTERM (its sleeps inherit the ignored disposition) and says where it is. */
 const stubbornGrandchild = (dir: string) =>
-  `sh -c 'echo $$ > ${dir}/gc.pid; trap "" TERM; while :; do sleep 0.05; done' &`;
+  `sh -c 'echo $$ > ${dir}/gc.pid; trap "" TERM; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1 &`;
 
 test("timeout with a command and a grandchild that both ignore SIGTERM: SIGKILL to the group after the grace, nothing left", async () => {
   const dir = tempDir();
