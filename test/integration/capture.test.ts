@@ -1,0 +1,117 @@
+// --stdout-path / --stderr-path: the command's output still reaches baton's own stdout/stderr and is appended to files,
+// with back-pressure, and without waiting on a grandchild that holds the pipe.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { createReadStream, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor } from "./helpers.js";
+
+test("copies stdout and stderr to their files, appending, and still to baton's own stdout and stderr", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "out.log"), "earlier\n");
+  const exit = await runBaton([
+    "--stdout-path", join(dir, "out.log"),
+    "--stderr-path", join(dir, "logs/err.log"), // its folder is created
+    "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 5",
+  ]);
+  assert.equal(exit.code, 5);
+  assert.equal(exit.stdout, "to-stdout\n");
+  assert.equal(exit.stderr, "to-stderr\n");
+  assert.equal(readFileSync(join(dir, "out.log"), "utf8"), "earlier\nto-stdout\n");
+  assert.equal(readFileSync(join(dir, "logs/err.log"), "utf8"), "to-stderr\n");
+});
+
+test("one path for both flags: one file with both streams", async () => {
+  const dir = tempDir();
+  const log = join(dir, "all.log");
+  const exit = await runBaton(["--stdout-path", log, "--stderr-path", log, "--", "sh", "-c", "echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(log, "utf8"), "one\ntwo\nthree\n");
+});
+
+test("only the stream asked for is piped: the other stays baton's own (inherited)", async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--stderr-path", join(dir, "err.log"), "--", "sh", "-c", `touch ${dir}/up; while [ ! -e ${dir}/go ]; do sleep 0.02; done`], {
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  const child = (await eventSeen(events, "command")).child as number;
+  await waitFor(() => (existsSync(join(dir, "up")) ? true : undefined), "the command");
+  const batonPid = baton.child.pid!;
+  assert.equal(readlinkSync(`/proc/${child}/fd/1`), readlinkSync(`/proc/${batonPid}/fd/1`), "stdout inherited");
+  assert.notEqual(readlinkSync(`/proc/${child}/fd/2`), readlinkSync(`/proc/${batonPid}/fd/2`), "stderr piped");
+  writeFileSync(join(dir, "go"), "");
+  assert.equal((await baton.exited).code, 0);
+});
+
+test("without a capture flag the command's stdio is baton's own", async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--", "sh", "-c", `touch ${dir}/up; while [ ! -e ${dir}/go ]; do sleep 0.02; done`], { env: cleanEnv({ BATON_EVENTS: events }) });
+  const child = (await eventSeen(events, "command")).child as number;
+  await waitFor(() => (existsSync(join(dir, "up")) ? true : undefined), "the command");
+  for (const fd of [1, 2]) assert.equal(readlinkSync(`/proc/${child}/fd/${fd}`), readlinkSync(`/proc/${baton.child.pid}/fd/${fd}`));
+  writeFileSync(join(dir, "go"), "");
+  assert.equal((await baton.exited).code, 0);
+});
+
+test("200 MB of output to a slow file do not grow baton's memory: back-pressure, not buffering (peak RSS)", async (t) => {
+  const dir = tempDir();
+  const size = 200 * 1024 * 1024;
+  // The "file" is a FIFO that this test drains slowly, so the copy to it is the bottleneck: a baton that ignored
+  // back-pressure would queue most of the 200 MB in memory. baton's own stdout goes to /dev/null (exec keeps baton's
+  // pid as the one spawned here).
+  const fifo = join(dir, "out.fifo");
+  execFileSync("mkfifo", [fifo]);
+  let received = 0;
+  const reader = createReadStream(fifo, { highWaterMark: 64 * 1024 });
+  reader.on("data", (chunk) => {
+    received += chunk.length;
+    reader.pause();
+    setTimeout(() => reader.resume(), 1);
+  });
+  const baton = startBaton(
+    ["--stdout-path", fifo, "--", "sh", "-c", `head -c ${size} /dev/zero; while [ ! -e ${dir}/go ]; do sleep 0.02; done`],
+    { prefix: ["sh", "-c", 'exec "$@" > /dev/null', "sh"] },
+  );
+  await waitFor(() => (received === size ? true : undefined), "all 200 MB to arrive through the FIFO", 300_000);
+  const peakKiB = peakRssKiB(baton.child.pid!);
+  writeFileSync(join(dir, "go"), "");
+  const exit = await baton.exited;
+  reader.destroy();
+  assert.equal(exit.code, 0, exit.stderr);
+  t.diagnostic(`peak RSS ${Math.round(peakKiB / 1024)} MiB`);
+  // A bare baton peaks near 40 MiB; buffering would add most of the 200 MiB.
+  assert.ok(peakKiB < 120 * 1024, `baton's peak RSS was ${Math.round(peakKiB / 1024)} MiB`);
+});
+
+test("a background grandchild holding the pipe open does not keep baton waiting once the command exits", async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const started = Date.now();
+  const baton = startBaton(
+    // Both streams captured, so the sleep holds only baton's pipes, not this test's.
+    ["--stdout-path", join(dir, "out.log"), "--stderr-path", join(dir, "out.log"), "--post-file", join(dir, "post"), "--", "sh", "-c", "echo before; sleep 30 & echo after"],
+    { env: cleanEnv({ BATON_EVENTS: events }) },
+  );
+  const pgid = (await eventSeen(events, "command")).child as number;
+  const exit = await baton.exited;
+  try {
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.ok(Date.now() - started < 10_000, "baton did not wait for the background sleep");
+    assert.equal(readFileSync(join(dir, "out.log"), "utf8"), "before\nafter\n", "everything the command wrote before it exited");
+    assert.equal(readJson(join(dir, "post")).exitCode, 0);
+  } finally {
+    process.kill(-pgid, "SIGKILL"); // the background sleep, left behind on purpose by the command
+  }
+});
+
+test("an output file that cannot be opened fails the step before the command runs", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "file"), "");
+  const exit = await runBaton(["--stdout-path", join(dir, "file/out.log"), "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")]);
+  assert.equal(exit.code, 2);
+  assert.match(exit.stderr, /^baton: cannot create folder .*\/file for --stdout-path/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+  assert.equal(existsSync(join(dir, "post.err")), true);
+});
