@@ -33,7 +33,10 @@ export interface StepOptions {
 
 export type OnError = "continue" | "stopAndFail";
 
-export const DEFAULT_RESULTS_DIR = "/tekton/results";
+/** Where Tekton mounts its volumes; BATON_TEKTON_ROOT moves it (tests, unusual layouts). */
+export function tektonRoot(env: NodeJS.ProcessEnv): string {
+  return env.BATON_TEKTON_ROOT || "/tekton";
+}
 export const DEFAULT_GRACE_PERIOD_MS = 10_000;
 
 export const STEP_OPTIONS: OptionTable = {
@@ -75,7 +78,7 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     events: stringOption(parsed, "events"),
     terminationPath: optionalPath(stringOption(parsed, "termination-path"), "termination-path"),
     results: listOption(parsed, "results").flatMap(resultNames),
-    resultsDir: optionalPath(stringOption(parsed, "results-dir"), "results-dir") ?? DEFAULT_RESULTS_DIR,
+    resultsDir: optionalPath(stringOption(parsed, "results-dir"), "results-dir") ?? `${tektonRoot(env)}/results`,
     timeoutMs: timeout === undefined ? 0 : parseDuration(timeout, "--timeout"),
     gracePeriodMs: gracePeriod === undefined ? DEFAULT_GRACE_PERIOD_MS : parseDuration(gracePeriod, "--grace-period"),
     onError: onError(stringOption(parsed, "on-error")),

@@ -1,5 +1,6 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../errors.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
@@ -85,13 +86,13 @@ export function decodeScript(file: string): void {
 
 /** Runs `baton init DEST` or one of Tekton's subcommands; returns baton's exit code. */
 export function runInstallCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv): number {
-  const tektonRoot = env.BATON_TEKTON_ROOT || "/tekton";
+  const root = tektonRoot(env);
   switch (name) {
     case "init":
       if (args.length === 1) installBaton(args[0]!);
       else if (args.length >= 2) {
         copyFrom(args[0]!, args[1]!);
-        stepInit(args.slice(2), tektonRoot);
+        stepInit(args.slice(2), root);
       } else throw usageError("usage: baton init DEST (or Tekton's: init SRC DST [STEP...])");
       return 0;
     case "cp":
@@ -99,7 +100,7 @@ export function runInstallCommand(name: string, args: readonly string[], env: No
       copyFrom(args[0]!, args[1]!);
       return 0;
     case "step-init":
-      stepInit(args, tektonRoot);
+      stepInit(args, root);
       return 0;
     case "decode-script":
       if (args.length !== 1) throw usageError("usage: baton decode-script FILE");
