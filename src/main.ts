@@ -3,7 +3,7 @@ import "./signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
-import { isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
+import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
 import { BatonError, EXIT_FAILURE } from "./errors.js";
 import { configureEvents, emit } from "./report/events.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       tekton = translateTektonArgv(argv);
     } catch (error) {
-      reportEarlyFailure(findPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
+      reportEarlyFailure(findTektonPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
       throw error;
     }
     if (tekton.kind === "subcommand") return installMode(tekton.name, tekton.args);

@@ -133,9 +133,8 @@ export function findPostFile(argv: readonly string[]): string | undefined {
   let found: string | undefined;
   for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
     const arg = argv[i]!;
-    // Tekton's spelling too: a Tekton argument vector that failed to translate still ends the chain.
-    if (arg === "--post-file" || arg === "-post_file" || arg === "--post_file") found = argv[i + 1];
-    else if (/^--?post[-_]file=/.test(arg)) found = arg.slice(arg.indexOf("=") + 1);
+    if (arg === "--post-file") found = argv[i + 1];
+    else if (arg.startsWith("--post-file=")) found = arg.slice("--post-file=".length);
   }
   return found || undefined;
 }

@@ -115,6 +115,20 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
   return { kind: "step", argv: [...options, "--", ...command, ...commandArgs] };
 }
 
+/**
+ * The -post_file of a Tekton argument vector that failed to translate, if one can be found: the step still writes
+ * POST.err, so the steps after it end instead of waiting forever.
+ */
+export function findTektonPostFile(argv: readonly string[]): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    const arg = argv[i]!;
+    if (arg === "-post_file" || arg === "--post_file") found = argv[i + 1];
+    else if (/^--?post_file=/.test(arg)) found = arg.slice(arg.indexOf("=") + 1);
+  }
+  return found || undefined;
+}
+
 /** Go's strconv.ParseBool. */
 function goBool(name: string, value: string): string {
   if (["1", "t", "T", "true", "TRUE", "True"].includes(value)) return "true";

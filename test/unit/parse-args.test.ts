@@ -64,8 +64,3 @@ test("step options for Tekton parity: defaults, durations, result names, on-erro
     assert.throws(() => parseStepOptions([...bad, "--", "true"], {}), (e: unknown) => e instanceof BatonError && e.exitCode === 2, bad.join(" "));
   }
 });
-
-test("findPostFile also finds Tekton's -post_file", () => {
-  assert.equal(findPostFile(["-post_file", "/t", "-bogus"]), "/t");
-  assert.equal(findPostFile(["-post_file=/u"]), "/u");
-});

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { isTektonArgv, platformCommand, translateTektonArgv } from "../../src/cli/tekton-argv.js";
+import { findTektonPostFile, isTektonArgv, platformCommand, translateTektonArgv } from "../../src/cli/tekton-argv.js";
 import { parseStepOptions } from "../../src/cli/step-options.js";
 import { BatonError } from "../../src/errors.js";
 
@@ -106,4 +106,11 @@ test("without -entrypoint, the image's command comes from TEKTON_PLATFORM_COMMAN
     kind: "step",
     argv: ["--post-file", "/p", "--", ...platformCommand(env), "--flag"],
   });
+});
+
+test("findTektonPostFile digs -post_file out of a vector that failed to translate", () => {
+  assert.equal(findTektonPostFile(["-post_file", "/t", "-bogus", "--", "-post_file", "/no"]), "/t");
+  assert.equal(findTektonPostFile(["-post_file=/u", "-bogus"]), "/u");
+  assert.equal(findTektonPostFile(["--post_file=/v"]), "/v");
+  assert.equal(findTektonPostFile(["-bogus"]), undefined);
 });
