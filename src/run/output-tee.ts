@@ -8,6 +8,8 @@ import { describeSystemError } from "../errors.js";
 
 /** After the command exits, how long its pipes may stay quiet before baton stops reading them (see finish()). */
 export const QUIET_AFTER_EXIT_MS = 100;
+/** ...and how long baton reads them at most, for a grandchild that never stops writing. */
+export const READ_AFTER_EXIT_MAX_MS = 2000;
 
 export interface CaptureTargets {
   stdoutPath: string | undefined;
@@ -18,7 +20,8 @@ export interface OutputTee {
   /**
    * Resolves once the captured pipes reach their end, or, when something the command left behind (a background
    * grandchild) still holds them open, once they have been quiet for QUIET_AFTER_EXIT_MS with nothing left to
-   * write. Then the copy stops and the files are closed: baton never waits on a grandchild's pipe.
+   * write, or READ_AFTER_EXIT_MAX_MS after the call at the latest. Then the copy stops and the files are closed:
+   * baton never waits on a grandchild's pipe.
    */
   finish(): Promise<void>;
 }
@@ -80,12 +83,14 @@ export function teeOutput(
 
   return {
     async finish() {
-      lastData = Date.now(); // the quiet period starts at the command's exit at the earliest
+      const exitedAt = Date.now();
+      lastData = exitedAt; // the quiet period starts at the command's exit at the earliest
       let check: NodeJS.Timeout | undefined;
       const quiet = new Promise<void>((resolve) => {
         check = setInterval(() => {
           const pending = [...files.values()].some((stream) => !stream.destroyed && stream.writableLength > 0);
-          if (!pending && Date.now() - lastData >= QUIET_AFTER_EXIT_MS) resolve();
+          const now = Date.now();
+          if ((!pending && now - lastData >= QUIET_AFTER_EXIT_MS) || now - exitedAt >= READ_AFTER_EXIT_MAX_MS) resolve();
         }, QUIET_AFTER_EXIT_MS / 4);
       });
       await Promise.race([Promise.all(ended), quiet]);

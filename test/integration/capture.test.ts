@@ -6,6 +6,14 @@ import { execFileSync } from "node:child_process";
 import { createReadStream, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor } from "./helpers.js";
 
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
 test("copies stdout and stderr to their files, appending, and still to baton's own stdout and stderr", async () => {
   const dir = tempDir();
   writeFileSync(join(dir, "out.log"), "earlier\n");
@@ -102,7 +110,27 @@ test("a background grandchild holding the pipe open does not keep baton waiting 
     assert.equal(readFileSync(join(dir, "out.log"), "utf8"), "before\nafter\n", "everything the command wrote before it exited");
     assert.equal(readJson(join(dir, "post")).exitCode, 0);
   } finally {
-    process.kill(-pgid, "SIGKILL"); // the background sleep, left behind on purpose by the command
+    killGroup(pgid); // the background sleep, left behind on purpose by the command
+  }
+});
+
+test("a background grandchild that never stops writing does not keep baton either", async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const log = join(dir, "out.log");
+  const baton = startBaton(
+    ["--stdout-path", log, "--stderr-path", log, "--", "sh", "-c", "echo start; while :; do echo chatter; sleep 0.01; done & sleep 0.2"],
+    { env: cleanEnv({ BATON_EVENTS: events }) },
+  );
+  const pgid = (await eventSeen(events, "command")).child as number;
+  const started = Date.now();
+  const exit = await baton.exited;
+  try {
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.ok(Date.now() - started < 10_000, "baton stopped reading a while after the command exited");
+    assert.match(readFileSync(log, "utf8"), /^start\n(chatter\n)+/);
+  } finally {
+    killGroup(pgid); // the chatter loop, unless its next write after baton left already killed it (SIGPIPE)
   }
 });
 
