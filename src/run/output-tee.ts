@@ -59,15 +59,16 @@ export function teeOutput(
   if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, process.stderr, targets.stderrPath]);
 
   let lastData = Date.now();
-  let fileFailed = false; // warn once
-  for (const stream of files.values()) {
+  let fileFailed = false; // warn once per step
+  for (const [file, stream] of files) {
     stream.on("error", (error) => {
       // A full disk must not kill the command or lose its console output: stop copying to the file, say so once.
-      if (!fileFailed) warn(`stopped copying the command's output to ${stream.path}: ${describeSystemError(error)}`);
+      if (!fileFailed) warn(`stopped copying the command's output to ${file}: ${describeSystemError(error)}`);
       fileFailed = true;
-      for (const [source, , path] of pairs) if (path === stream.path) source.unpipe(stream);
+      for (const [source, , path] of pairs) if (path === file) source.unpipe(stream);
     });
   }
+  const owns = [...new Set(pairs.map(([, own]) => own))];
   const ended = pairs.map(([source, own, path]) => {
     // baton's own stdout closed (EPIPE) must not end the copy to the file, nor crash baton.
     if (own.listenerCount("error") === 0) own.on("error", () => {});
@@ -88,7 +89,7 @@ export function teeOutput(
       let check: NodeJS.Timeout | undefined;
       const quiet = new Promise<void>((resolve) => {
         check = setInterval(() => {
-          const pending = [...files.values()].some((stream) => !stream.destroyed && stream.writableLength > 0);
+          const pending = [...files.values(), ...owns].some((stream) => !stream.destroyed && stream.writableLength > 0);
           const now = Date.now();
           if ((!pending && now - lastData >= QUIET_AFTER_EXIT_MS) || now - exitedAt >= READ_AFTER_EXIT_MAX_MS) resolve();
         }, QUIET_AFTER_EXIT_MS / 4);
@@ -99,11 +100,23 @@ export function teeOutput(
         source.unpipe();
         source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
       }
-      await Promise.all(
-        [...files.values()].map((stream) =>
+      await Promise.all([
+        ...[...files.values()].map((stream) =>
           stream.destroyed ? undefined : new Promise<void>((resolve) => stream.end(() => resolve())),
         ),
-      );
+        // baton's own stdout/stderr are asynchronous when the reader is slow, and main.ts ends with process.exit(),
+        // which would drop what is still queued: let it drain first.
+        ...owns.map(drained),
+      ]);
     },
   };
+}
+
+function drained(stream: Writable): Promise<void> | undefined {
+  if (stream.destroyed || stream.writableLength === 0) return undefined;
+  return new Promise<void>((resolve) => {
+    stream.once("drain", resolve);
+    stream.once("error", () => resolve());
+    stream.once("close", resolve);
+  });
 }

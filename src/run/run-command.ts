@@ -27,7 +27,7 @@ export interface RunningCommand {
   readonly stderr: Readable | null;
   /**
    * Settles when the command has exited and, after a stop(), once the rest of its process group is gone too
-   * (or was killed when the grace period ended).
+   * (killed when the grace period ended, and given up to KILL_SETTLE_MS to die).
    */
   readonly done: Promise<CommandResult>;
   /** Sends a signal to the whole process group. */
@@ -43,6 +43,8 @@ export interface RunOptions {
 
 /** How often a stopped command's group is checked for members left behind once its leader has exited. */
 const GROUP_CHECK_MS = 20;
+/** SIGKILL is not instant (a process in the middle of I/O dies when it returns): how long to let the group die. */
+const KILL_SETTLE_MS = 2000;
 
 export function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
@@ -77,6 +79,9 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
     while (groupExists(pid) && Date.now() < killAt!) await new Promise((r) => setTimeout(r, GROUP_CHECK_MS));
     if (groupExists(pid)) killGroup();
     clearTimeout(killTimer);
+    // Settle only once the killed members are really gone, so whatever baton does next sees none of them.
+    const settleBy = Date.now() + KILL_SETTLE_MS;
+    while (groupExists(pid) && Date.now() < settleBy) await new Promise((r) => setTimeout(r, GROUP_CHECK_MS));
     return { ...result, stoppedWith };
   });
 

@@ -3,8 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createReadStream, readFileSync, readlinkSync, writeFileSync } from "node:fs";
-import { cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor } from "./helpers.js";
+import { createReadStream, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
 
 function killGroup(pgid: number): void {
   try {
@@ -132,6 +132,33 @@ test("a background grandchild that never stops writing does not keep baton eithe
   } finally {
     killGroup(pgid); // the chatter loop, unless its next write after baton left already killed it (SIGPIPE)
   }
+});
+
+test("output still queued for a slow reader of baton's own stdout is not lost when baton exits", async () => {
+  const dir = tempDir();
+  const size = 1024 * 1024;
+  const tail = 70_000; // more than a pipe holds (64 KiB): the rest waits in baton when the command exits
+  // The reader takes all but the tail, then stops reading for a second, well past the command's exit.
+  const reader = `"$@" | (head -c ${size - tail} > /dev/null; sleep 1; wc -c)`;
+  const exit = await runBaton(["--stdout-path", join(dir, "out.log"), "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x`], {
+    prefix: ["sh", "-c", reader, "sh"],
+  });
+  assert.equal(exit.stdout.trim(), String(tail));
+  assert.equal(readFileSync(join(dir, "out.log"), "utf8").length, size);
+});
+
+test("an output file on a full disk: the copy to it stops with one line, the command and the console copy go on", { skip: !IS_ROOT && "needs root to mount a tmpfs" }, async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "full"));
+  const size = 1024 * 1024;
+  // A 64 KiB tmpfs in a mount namespace of its own.
+  const mount = `mount -t tmpfs -o size=64k tmpfs ${dir}/full && exec "$@"`;
+  const exit = await runBaton(["--stdout-path", join(dir, "full/out.log"), "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x`], {
+    prefix: ["unshare", "--mount", "sh", "-c", mount, "sh"],
+  });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout.length, size, "all of it still reached baton's stdout");
+  assert.match(exit.stderr, /^baton: stopped copying the command's output to .*\/full\/out\.log: no space left on device \(ENOSPC\)\n$/);
 });
 
 test("an output file that cannot be opened fails the step before the command runs", async () => {
