@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { trackChild } from "./children.js";
 import type { Readable } from "node:stream";
+import { trackChild } from "./children.js";
 import { exitCodeOf, spawnErrorExitCode } from "./exit-code.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
