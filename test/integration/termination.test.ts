@@ -177,3 +177,14 @@ test("a termination path the kubelet bind-mounted (rename gives EBUSY) is writte
   const renamed = execFileSync("unshare", ["--mount", "sh", "-c", `mount --bind ${host} ${dir}/termination && touch ${dir}/t && mv ${dir}/t ${dir}/termination 2>&1 || true`]).toString();
   assert.match(renamed, /busy/i);
 });
+
+test("--on-error continue also covers a command killed by a signal: ExitCode 137, POST, exit 0", async () => {
+  const dir = tempDir();
+  const exit = await runBaton([...stepArgs(dir, ["--on-error", "continue"]), "--", "sh", "-c", "kill -KILL $$"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(
+    termination(dir),
+    `[{"key":"StartedAt","value":"${startedAt(dir, "post")}","type":3},{"key":"ExitCode","value":"137","type":3}]`,
+  );
+  assert.equal(readFileSync(join(dir, "meta/exitCode"), "utf8"), "137");
+});
