@@ -115,3 +115,11 @@ test("a Tekton flag baton does not implement: exit 2, one line naming it, POST.e
   assert.equal(unknown.stderr, "baton: unknown Tekton entrypoint flag -made_up_flag (see baton --help)\n");
   assert.equal(existsSync(join(dir, "p.err")), true);
 });
+
+test("after --, cp is just the step's command, not Tekton's subcommand", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "src"), "x", { mode: 0o600 });
+  const exit = await runBaton(["--", "cp", join(dir, "src"), join(dir, "dst")]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(statSync(join(dir, "dst")).mode & 0o777, 0o600, "the system's cp kept the mode; baton's would give 0755");
+});
