@@ -1,0 +1,132 @@
+// podrunner: runs a Kubernetes Pod (or a Job's pod) manifest on this machine, the way the kubelet would, shows baton's
+// lifecycle events live, and draws a timeline of the run. Not part of the baton bundle: a development and demo tool.
+//
+//   node --import tsx scripts/podrunner/main.ts [options] MANIFEST.yaml
+//     --env [CONTAINER:]NAME=VALUE  set an env var in one container (or all), as if written in the manifest
+//     --expect PHASE                exit 0 only if the pod ends in PHASE (Succeeded, the default, or Failed)
+//     --svg PATH                    where to write the timeline SVG (default: RUN_DIR/timeline.svg)
+//     --run-dir DIR                 folder for volumes, logs and events (default: a new temp folder)
+//     --deadline SECONDS            stop the pod after this long (default: activeDeadlineSeconds, else 300)
+//     --quiet-logs                  do not echo the containers' output
+//     --json PATH                   also write the result as JSON
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { EnvOverride } from "./env.js";
+import { liveView } from "./live.js";
+import { loadManifest } from "./manifest.js";
+import { runPod, type PodResult } from "./pod.js";
+import { paint } from "./style.js";
+import { drawSvg, drawTerminal } from "./timeline.js";
+
+interface Options {
+  manifest: string;
+  env: EnvOverride[];
+  expect: "Succeeded" | "Failed";
+  svg?: string;
+  runDir?: string;
+  deadline?: number;
+  logs: boolean;
+  json?: string;
+}
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): Options {
+  const options: Partial<Options> & { env: EnvOverride[] } = { env: [], expect: "Succeeded", logs: true };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${arg} needs a value`);
+      return v;
+    };
+    switch (arg) {
+      case "--env": {
+        const m = /^(?:([a-z0-9-]+):)?([A-Za-z_][A-Za-z0-9_.-]*)=(.*)$/s.exec(value());
+        if (!m) throw new UsageError(`--env wants [CONTAINER:]NAME=VALUE`);
+        options.env.push({ ...(m[1] ? { container: m[1] } : {}), name: m[2]!, value: m[3]! });
+        break;
+      }
+      case "--expect": {
+        const v = value();
+        if (v !== "Succeeded" && v !== "Failed") throw new UsageError(`--expect wants Succeeded or Failed`);
+        options.expect = v;
+        break;
+      }
+      case "--svg":
+        options.svg = resolve(value());
+        break;
+      case "--run-dir":
+        options.runDir = resolve(value());
+        break;
+      case "--deadline":
+        options.deadline = Number(value());
+        if (!(options.deadline > 0)) throw new UsageError(`--deadline wants a number of seconds`);
+        break;
+      case "--quiet-logs":
+        options.logs = false;
+        break;
+      case "--json":
+        options.json = resolve(value());
+        break;
+      default:
+        if (arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
+        if (options.manifest) throw new UsageError(`one manifest at a time`);
+        options.manifest = arg;
+    }
+  }
+  if (!options.manifest) throw new UsageError(`usage: podrunner [options] MANIFEST.yaml`);
+  return options as Options;
+}
+
+async function main(): Promise<number> {
+  if (process.getuid?.() !== 0 && process.env.PODRUNNER_USERNS !== "1") {
+    // Namespaces and mounts need root; a user namespace gives a root of our own where the kernel allows it.
+    const again = spawnSync("unshare", ["--user", "--map-root-user", "--", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      stdio: "inherit",
+      env: { ...process.env, PODRUNNER_USERNS: "1" },
+    });
+    return again.status ?? 1;
+  }
+  const options = parseArgs(process.argv.slice(2));
+  const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+  const c = paint(color);
+  const write = (line: string) => process.stdout.write(line + "\n");
+  const results: PodResult[] = [];
+  for (const pod of loadManifest(options.manifest)) {
+    const names = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((x) => x.name);
+    write(c.bold(`${pod.kind} ${pod.name}: ${pod.spec.initContainers?.length ?? 0} init container(s), ${pod.spec.containers.length} container(s)`));
+    const t0 = Date.now();
+    const result = await runPod(pod, {
+      ...(options.runDir ? { runDir: join(options.runDir, pod.name) } : {}),
+      env: options.env,
+      ...(options.deadline ? { deadlineSeconds: options.deadline } : {}),
+      onActivity: liveView({ t0, logs: options.logs, color, write, width: Math.max(...names.map((n) => n.length)) }),
+    });
+    results.push(result);
+    write("");
+    for (const line of drawTerminal(result, { color })) write(line);
+    write("");
+    for (const s of [...result.initContainers, ...result.containers]) {
+      if (s.message.trim()) write(`${c.bold(s.name)} termination message: ${s.message.trim()}`);
+    }
+    const svgPath = options.svg ?? join(result.runDir, "timeline.svg");
+    mkdirSync(dirname(svgPath), { recursive: true });
+    writeFileSync(svgPath, drawSvg(result));
+    const phase = result.phase === "Succeeded" ? c.green(result.phase) : c.red(result.phase);
+    write(`${pod.kind === "Job" ? `Job ${pod.name.replace(/-local$/, "")}: ${result.phase === "Succeeded" ? "Complete" : "Failed"}; pod` : "Pod"} ${pod.name}: ${phase}${result.reason ? ` (${result.reason})` : ""}`);
+    write(`timeline: ${svgPath}`);
+    write(`logs, events and volumes: ${result.runDir}`);
+  }
+  if (options.json) writeFileSync(options.json, JSON.stringify(results, null, 2));
+  return results.every((r) => r.phase === options.expect) ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`podrunner: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,129 @@
+// A container's view of the filesystem, built the way a container runtime would but with the host standing in for the
+// image: inside a private mount namespace, a tmpfs becomes the new root, every entry of the host's / is bind-mounted into
+// it, /dev is a minimal container /dev, and each volume is bind-mounted at its mountPath. A mountPath that does not exist
+// on the host (/tekton/run) is created inside the new root: any host folder on its way is rebuilt on the tmpfs from binds
+// of its entries, so the host is never written to. The result is a shell script (kept in the run folder, readable) that
+// ends by exec'ing `unshare --pid --fork --mount-proc --root=<new root>` so the command is PID 1 of its own PID namespace.
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { dirname, join, posix } from "node:path";
+
+export interface BindMount {
+  /** Absolute path inside the container. */
+  target: string;
+  /** Absolute host path. */
+  source: string;
+  /** True when source is a single file (a termination log), not a folder. */
+  file: boolean;
+  readOnly: boolean;
+}
+
+export interface ContainerRootfs {
+  /** Empty host folder on which the new root's tmpfs is mounted (inside the namespace only). */
+  root: string;
+  mounts: BindMount[];
+  workingDir: string;
+  /** The command as PID 1 sees it, with its environment (the environment is passed through `env -i`). */
+  argv: string[];
+  env: [string, string][];
+}
+
+// Device nodes a container runtime gives every container (runc's default set).
+const DEVICES = ["null", "zero", "full", "random", "urandom", "tty"];
+
+export function rootfsScript(spec: ContainerRootfs): string {
+  const R = spec.root;
+  const lines: string[] = ["set -eu", `R=${q(R)}`, `mount -t tmpfs -o mode=755 podroot "$R"`];
+
+  // Targets are resolved through host symlinks (/var/run -> /run) so nothing is created through a link that leads out.
+  const mounts = spec.mounts.map((m) => ({ ...m, target: resolveOnHost(m.target) })).sort((a, b) => depth(a.target) - depth(b.target));
+  const workingDir = resolveOnHost(spec.workingDir);
+  const rebuilt = new Set<string>(["/"]);
+  const missing = [...mounts.map((m) => m.target), workingDir].filter((p) => !underDev(p) && !underOther(p, mounts) && !existsSync(p));
+  for (const path of missing) {
+    for (let dir = dirname(path); ; dir = dirname(dir)) {
+      if (existsSync(dir)) {
+        for (let up = dir; ; up = dirname(up)) {
+          rebuilt.add(up);
+          if (up === "/") break;
+        }
+        break;
+      }
+    }
+  }
+  for (const path of rebuilt) {
+    if (path === "/proc" || path === "/sys" || path.startsWith("/proc/") || path.startsWith("/sys/")) {
+      throw new Error(`cannot mount a volume under ${path}`);
+    }
+  }
+  populate("/", rebuilt, lines);
+
+  lines.push(
+    `mount -t tmpfs -o mode=755,nosuid podsdev "$R/dev"`,
+    ...DEVICES.map((d) => `: > "$R/dev/${d}"; mount --bind /dev/${d} "$R/dev/${d}"`),
+    `mkdir "$R/dev/pts" "$R/dev/shm"`,
+    `mount --rbind /dev/pts "$R/dev/pts"`,
+    `mount -t tmpfs -o mode=1777,nosuid,nodev shm "$R/dev/shm"`,
+    `ln -s pts/ptmx "$R/dev/ptmx"; ln -s /proc/self/fd "$R/dev/fd"`,
+    `ln -s /proc/self/fd/0 "$R/dev/stdin"; ln -s /proc/self/fd/1 "$R/dev/stdout"; ln -s /proc/self/fd/2 "$R/dev/stderr"`,
+  );
+
+  for (const m of mounts) {
+    const at = `"$R"${q(m.target)}`;
+    if (m.file) lines.push(`[ -e ${at} ] || { mkdir -p "$(dirname ${at})"; : > ${at}; }`);
+    else lines.push(`[ -d ${at} ] || mkdir -p ${at}`);
+    lines.push(`mount --bind ${q(m.source)} ${at}`);
+    if (m.readOnly) lines.push(`mount -o remount,bind,ro ${at}`);
+  }
+  lines.push(`[ -d "$R"${q(workingDir)} ] || mkdir -p "$R"${q(workingDir)}`);
+
+  const env = spec.env.map(([k, v]) => q(`${k}=${v}`));
+  lines.push(
+    `exec unshare --pid --fork --mount-proc --kill-child --root="$R" --wd=${q(workingDir)} -- /usr/bin/env -i ${env.join(" ")} ${spec.argv.map(q).join(" ")}`,
+  );
+  return lines.join("\n") + "\n";
+}
+
+/** Rebuilds host folder `dir` inside the new root: folders on the way to a missing mountPath are recreated, the rest bound. */
+function populate(dir: string, rebuilt: Set<string>, lines: string[]): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = posix.join(dir, entry.name);
+    const at = `"$R"${q(path)}`;
+    if (path === "/proc" || path === "/dev") {
+      lines.push(`mkdir ${at}`);
+    } else if (rebuilt.has(path)) {
+      lines.push(`mkdir -m ${(lstatSync(path).mode & 0o7777).toString(8)} ${at}`);
+      populate(path, rebuilt, lines);
+    } else if (entry.isSymbolicLink()) {
+      lines.push(`ln -s ${q(readlinkSync(path))} ${at}`);
+    } else if (entry.isDirectory()) {
+      lines.push(`mkdir ${at}; mount --rbind ${q(path)} ${at}`);
+    } else {
+      lines.push(`: > ${at}; mount --bind ${q(path)} ${at}`);
+    }
+  }
+}
+
+/** The path with its longest existing prefix replaced by that prefix's real path. */
+function resolveOnHost(path: string): string {
+  const normal = posix.normalize(path);
+  let prefix = normal;
+  while (!existsSync(prefix)) prefix = dirname(prefix);
+  const rest = posix.relative(prefix, normal);
+  return join(realpathSync(prefix), rest);
+}
+
+function underDev(path: string): boolean {
+  return path.startsWith("/dev/");
+}
+
+function underOther(path: string, mounts: BindMount[]): boolean {
+  return mounts.some((m) => m.target !== path && path.startsWith(m.target.endsWith("/") ? m.target : m.target + "/"));
+}
+
+function depth(path: string): number {
+  return path.split("/").length;
+}
+
+export function q(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
