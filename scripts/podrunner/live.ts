@@ -51,7 +51,7 @@ export function describeEvent(e: BatonEvent, c: Palette): string {
     case "ready":
       return `${c.cyan("ready")}: ${file}`;
     case "skipped":
-      return `${c.red("skipped")}: found ${file}`;
+      return `${c.red("skipped")}: found ${file.endsWith(".err") ? file : file + ".err"}, the command does not run`;
     case "command":
       return `${c.blue("running")} ${oneLine(Array.isArray(e.argv) ? e.argv.join(" ") : "", 70)}${e.pid !== undefined ? c.dim(` (pid ${e.pid})`) : ""}`;
     case "signal":

@@ -10,14 +10,10 @@
 //     --quiet-logs                  do not echo the containers' output
 //     --json PATH                   also write the result as JSON
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { EnvOverride } from "./env.js";
-import { liveView } from "./live.js";
-import { loadManifest } from "./manifest.js";
-import { runPod, type PodResult } from "./pod.js";
-import { paint } from "./style.js";
-import { drawSvg, drawTerminal } from "./timeline.js";
+import { runAndShow } from "./show.js";
 
 interface Options {
   manifest: string;
@@ -90,35 +86,7 @@ async function main(): Promise<number> {
     return again.status ?? 1;
   }
   const options = parseArgs(process.argv.slice(2));
-  const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
-  const c = paint(color);
-  const write = (line: string) => process.stdout.write(line + "\n");
-  const results: PodResult[] = [];
-  for (const pod of loadManifest(options.manifest)) {
-    const names = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((x) => x.name);
-    write(c.bold(`${pod.kind} ${pod.name}: ${pod.spec.initContainers?.length ?? 0} init container(s), ${pod.spec.containers.length} container(s)`));
-    const t0 = Date.now();
-    const result = await runPod(pod, {
-      ...(options.runDir ? { runDir: join(options.runDir, pod.name) } : {}),
-      env: options.env,
-      ...(options.deadline ? { deadlineSeconds: options.deadline } : {}),
-      onActivity: liveView({ t0, logs: options.logs, color, write, width: Math.max(...names.map((n) => n.length)) }),
-    });
-    results.push(result);
-    write("");
-    for (const line of drawTerminal(result, { color })) write(line);
-    write("");
-    for (const s of [...result.initContainers, ...result.containers]) {
-      if (s.message.trim()) write(`${c.bold(s.name)} termination message: ${s.message.trim()}`);
-    }
-    const svgPath = options.svg ?? join(result.runDir, "timeline.svg");
-    mkdirSync(dirname(svgPath), { recursive: true });
-    writeFileSync(svgPath, drawSvg(result));
-    const phase = result.phase === "Succeeded" ? c.green(result.phase) : c.red(result.phase);
-    write(`${pod.kind === "Job" ? `Job ${pod.name.replace(/-local$/, "")}: ${result.phase === "Succeeded" ? "Complete" : "Failed"}; pod` : "Pod"} ${pod.name}: ${phase}${result.reason ? ` (${result.reason})` : ""}`);
-    write(`timeline: ${svgPath}`);
-    write(`logs, events and volumes: ${result.runDir}`);
-  }
+  const results = await runAndShow(options.manifest, options);
   if (options.json) writeFileSync(options.json, JSON.stringify(results, null, 2));
   return results.every((r) => r.phase === options.expect) ? 0 : 1;
 }
