@@ -1,0 +1,216 @@
+// The pod runner (scripts/podrunner) and the manifests in examples/: each manifest is valid Kubernetes, and each runs
+// here, with the real bundle, to the phase a kubelet would report.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Pod } from "kubernetes-models/v1";
+import { Job } from "kubernetes-models/batch/v1";
+import { featuresAvailable, missingFeatures } from "../../scripts/podrunner/features.js";
+import { parseManifest, loadManifest, type PodToRun } from "../../scripts/podrunner/manifest.js";
+import { runPod, type ContainerStatus, type PodResult, type RunOptions } from "../../scripts/podrunner/pod.js";
+import { drawSvg, drawTerminal } from "../../scripts/podrunner/timeline.js";
+import { BATON, IS_ROOT } from "./helpers.js";
+
+const REPO = resolve(import.meta.dirname, "../..");
+const EXAMPLES = join(REPO, "examples");
+const MANIFESTS = readdirSync(EXAMPLES).filter((f) => f.endsWith(".yaml")).sort();
+// The host stands in for every image; baton is on the image's PATH (bin/baton runs the bundle).
+const IMAGE_ENV = { PATH: `${join(REPO, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: "/root" };
+const NOT_ROOT = IS_ROOT ? false : "the pod runner needs root (namespaces and mounts)";
+const available = featuresAvailable(BATON);
+
+function run(pod: PodToRun, options: RunOptions = {}): Promise<PodResult> {
+  return runPod(pod, { imageEnv: IMAGE_ENV, deadlineSeconds: 120, ...options });
+}
+
+function byName(result: PodResult, name: string): ContainerStatus {
+  const found = [...result.initContainers, ...result.containers].find((c) => c.name === name);
+  assert.ok(found, `container ${name}`);
+  return found;
+}
+
+function eventOf(status: ContainerStatus, name: string) {
+  return status.events.find((e) => e.event === name);
+}
+
+/** Every step that waited for a file started only after the step that wrote it had written it. */
+function assertChainInOrder(result: PodResult): void {
+  const all = [...result.initContainers, ...result.containers];
+  for (const waiter of all) {
+    for (const ready of waiter.events.filter((e) => e.event === "ready")) {
+      const writer = all.find((c) => c.events.some((e) => e.event === "post" && e.file === ready.file));
+      if (!writer) continue; // written by something that is not a baton step (a ready probe)
+      const post = writer.events.find((e) => e.event === "post" && e.file === ready.file)!;
+      assert.ok(post.t <= ready.t, `${waiter.name} saw ${String(ready.file)} before ${writer.name} wrote it`);
+      const command = eventOf(waiter, "command");
+      if (command) assert.ok(command.t >= post.t, `${waiter.name} ran before ${writer.name} handed on`);
+    }
+  }
+}
+
+for (const file of MANIFESTS) {
+  test(`examples/${file} is a valid Kubernetes Pod or Job (kubernetes-models schemas)`, () => {
+    for (const pod of loadManifest(join(EXAMPLES, file))) {
+      const model = pod.kind === "Pod" ? new Pod(pod.document as never) : new Job(pod.document as never);
+      assert.doesNotThrow(() => model.validate());
+      for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) assert.ok(c.image, `${c.name} has an image`);
+    }
+  });
+
+  for (const pod of loadManifest(join(EXAMPLES, file))) {
+    const missing = missingFeatures(pod, available);
+    const skip = NOT_ROOT || (missing.length > 0 && `needs baton ${missing.join(", ")}, not in this bundle yet`);
+
+    test(`examples/${file} runs to Succeeded, every container exits 0, the steps in order`, { skip, timeout: 180_000 }, async () => {
+      const result = await run(pod);
+      const failed = [...result.initContainers, ...result.containers].filter((c) => c.exitCode !== 0);
+      assert.deepEqual(failed.map((c) => `${c.name}: ${c.exitCode} ${readFileSync(c.logFile, "utf8")}`), []);
+      assert.equal(result.phase, "Succeeded");
+      assertChainInOrder(result);
+      for (const c of result.containers) {
+        for (const e of c.events.filter((e) => e.event === "post")) assert.ok(!String(e.file).endsWith(".err"), `${c.name} wrote ${e.file}`);
+      }
+      if (pod.name === "build-and-test") {
+        // The result travels: step-fetch's commit is in its termination message and step-build read it.
+        const fetch = byName(result, "step-fetch");
+        const commit = (JSON.parse(fetch.message) as { key: string; value: string }[]).find((r) => r.key === "commit")?.value;
+        assert.match(commit ?? "", /^[0-9a-f]{12}$/);
+        assert.match(readFileSync(byName(result, "step-build").logFile, "utf8"), new RegExp(`building commit ${commit}`));
+        assert.ok(eventOf(byName(result, "kv"), "stopping"), "the kv sidecar was stopped by the last post file");
+      }
+      if (pod.kind === "Job") {
+        const stopUrl = eventOf(byName(result, "proxy-stopper"), "stop-url");
+        assert.equal(stopUrl?.status, 200, "the killer reached the proxy's /quitquitquit");
+      }
+    });
+
+    if (pod.spec.containers.some((c) => c.name === "step-build")) {
+      test(`examples/${file} with a failing step-build ends Failed: the last step skipped, sidecars still stopped`, { skip, timeout: 180_000 }, async () => {
+        const result = await run(pod, { env: [{ container: "step-build", name: "BREAK_BUILD", value: "true" }] });
+        assert.equal(result.phase, "Failed");
+        const build = byName(result, "step-build");
+        assert.equal(build.exitCode, 1);
+        assert.ok(build.events.some((e) => e.event === "post" && String(e.file).endsWith(".err")), "step-build wrote its .err post file");
+        const last = byName(result, "step-test");
+        assert.notEqual(last.exitCode, 0);
+        assert.ok(eventOf(last, "skipped"), "step-test was skipped");
+        assert.equal(eventOf(last, "command"), undefined, "step-test did not run its command");
+        for (const c of result.containers.filter((c) => !c.name.startsWith("step-"))) assert.equal(c.exitCode, 0, `sidecar ${c.name} stopped cleanly`);
+      });
+    }
+  }
+}
+
+const PROBE_POD = `
+apiVersion: v1
+kind: Pod
+metadata: { name: probe }
+spec:
+  restartPolicy: Never
+  volumes: [{ name: run, emptyDir: {} }]
+  initContainers:
+    - name: prepare
+      image: busybox
+      command: ["sh", "-c", "echo prepared > /tekton/run/prepared"]
+      volumeMounts: [{ name: run, mountPath: /tekton/run }]
+  containers:
+    - name: look
+      image: busybox
+      command: ["sh", "-c"]
+      args:
+        - echo "pid=$$$$ host=$(hostname)"; cat /tekton/run/prepared; echo "$(GREETING)" > /dev/termination-log
+      env: [{ name: GREETING, value: "all good" }]
+      volumeMounts: [{ name: run, mountPath: /tekton/run }]
+    - name: other
+      image: busybox
+      command: ["sh", "-c", "echo pid=$$$$; exit 3"]
+      terminationMessagePath: /var/run/podrunner-test/message
+      terminationMessagePolicy: FallbackToLogsOnError
+`;
+
+test("the runner: PID 1 each, an emptyDir at a path the host lacks, termination messages, the host untouched", { skip: NOT_ROOT, timeout: 60_000 }, async () => {
+  const [pod] = parseManifest(PROBE_POD);
+  const result = await run(pod!);
+  assert.equal(result.phase, "Failed"); // "other" exits 3
+  assert.equal(byName(result, "prepare").exitCode, 0);
+  const look = byName(result, "look");
+  assert.equal(look.exitCode, 0);
+  assert.equal(readFileSync(look.logFile, "utf8"), "pid=1 host=probe\nprepared\n");
+  assert.equal(look.message, "all good\n");
+  const other = byName(result, "other");
+  assert.equal(other.exitCode, 3);
+  assert.equal(other.reason, "Error");
+  assert.equal(other.message, "pid=1\n"); // nothing written to the message file: the log tail stands in
+  assert.ok(!existsSync("/tekton"), "the host has no /tekton");
+  assert.ok(!existsSync("/run/podrunner-test"), "the host has no /run/podrunner-test");
+
+  const lines = drawTerminal(result, { color: false });
+  for (const name of ["prepare (init)", "look", "other"]) assert.ok(lines.some((l) => l.startsWith(name)), `a bar for ${name}`);
+  const svg = drawSvg(result);
+  assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  for (const name of ["prepare (init)", "look", "other", "Failed"]) assert.ok(svg.includes(name), `the SVG names ${name}`);
+});
+
+test("a failing init container fails the pod, and no container starts", { skip: NOT_ROOT, timeout: 60_000 }, async () => {
+  const [pod] = parseManifest(`
+apiVersion: v1
+kind: Pod
+metadata: { name: init-fails }
+spec:
+  restartPolicy: Never
+  initContainers:
+    - { name: first, image: busybox, command: ["sh", "-c", "exit 7"] }
+    - { name: second, image: busybox, command: ["true"] }
+  containers:
+    - { name: main, image: busybox, command: ["true"] }
+`);
+  const result = await run(pod!);
+  assert.equal(result.phase, "Failed");
+  assert.equal(byName(result, "first").exitCode, 7);
+  for (const name of ["second", "main"]) {
+    assert.equal(byName(result, name).startedAt, undefined);
+    assert.equal(byName(result, name).reason, "PodInitializing");
+  }
+});
+
+test("activeDeadlineSeconds: SIGTERM to each PID 1, SIGKILL after the grace period, pod Failed with DeadlineExceeded", { skip: NOT_ROOT, timeout: 60_000 }, async () => {
+  const [pod] = parseManifest(`
+apiVersion: v1
+kind: Pod
+metadata: { name: deadline }
+spec:
+  restartPolicy: Never
+  activeDeadlineSeconds: 1
+  terminationGracePeriodSeconds: 1
+  containers:
+    - { name: stubborn, image: busybox, command: ["sh", "-c", "trap '' TERM; sleep 60"] }
+    - { name: polite, image: busybox, command: ["sleep", "60"] }
+`);
+  const result = await runPod(pod!, { imageEnv: IMAGE_ENV });
+  assert.equal(result.phase, "Failed");
+  assert.equal(result.reason, "DeadlineExceeded");
+  assert.equal(byName(result, "stubborn").exitCode, 137);
+  // sleep as PID 1 has no SIGTERM handler, so the kernel ignores SIGTERM for it: it too goes on to SIGKILL.
+  assert.equal(byName(result, "polite").exitCode, 137);
+});
+
+test("the podrunner command prints the live view and the timeline, and exits by the expected phase", { skip: NOT_ROOT || (missingFeatures(loadManifest(join(EXAMPLES, "steps-pod.yaml"))[0]!, available).length > 0 && "needs step mode"), timeout: 120_000 }, async () => {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/podrunner/main.ts", "--quiet-logs", "--expect", "Failed", "--env", "step-build:BREAK_BUILD=true", "examples/steps-pod.yaml"], {
+    cwd: REPO,
+    env: { ...process.env, ...IMAGE_ENV, NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
+  const code = await new Promise<number | null>((done) => child.on("close", done));
+  assert.equal(code, 0, out);
+  assert.match(out, /step-build +command exited, code 1/);
+  assert.match(out, /step-test +skipped: found \/baton\/run\/1\/out\.err/);
+  assert.match(out, /^step-test +│.*│ skipped, exit 1/m);
+  assert.match(out, /pod three-steps: Failed/);
+  const svg = /^timeline: (.+\.svg)$/m.exec(out)?.[1];
+  assert.ok(svg && existsSync(svg), "the SVG path is printed and the file exists");
+});
