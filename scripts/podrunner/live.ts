@@ -20,8 +20,11 @@ export function liveView(options: LiveOptions): (activity: PodActivity) => void 
     const stamp = c.dim(`+${formatMs(t - options.t0).padStart(8)}`);
     const name = activity.container.padEnd(options.width);
     switch (activity.kind) {
+      case "created":
+        options.write(`${stamp}  ${c.bold(name)}  ${c.dim("creating container (namespaces, mounts)")}`);
+        break;
       case "started":
-        options.write(`${stamp}  ${c.bold(name)}  ${c.dim("container started")}`);
+        options.write(`${stamp}  ${c.bold(name)}  container started`);
         break;
       case "event":
         options.write(`${stamp}  ${c.bold(name)}  ${describeEvent(activity.event, c)}`);

@@ -5,7 +5,7 @@
 // termination message, and the pod phase.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, createWriteStream, readdirSync } from "node:fs";
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -21,8 +21,11 @@ export type Phase = "Succeeded" | "Failed";
 export interface ContainerStatus {
   name: string;
   init: boolean;
-  /** Epoch ms: when the runner started the container / saw it end; undefined if it never started. */
+  /** Epoch ms: when the runner began creating the container (namespaces, mounts); undefined if it never started. */
+  createdAt?: number;
+  /** Epoch ms: when the container's command was exec'd as its PID 1 (Kubernetes' startedAt). */
   startedAt?: number;
+  /** Epoch ms: when the runner saw the container end. */
   finishedAt?: number;
   exitCode?: number;
   /** Kubernetes' reason: Completed, Error, or (never started) PodInitializing. */
@@ -49,6 +52,7 @@ export interface PodResult {
 
 /** What the runner reports while the pod runs, for the live view. */
 export type PodActivity =
+  | { kind: "created"; container: string; t: number }
   | { kind: "started"; container: string; t: number }
   | { kind: "event"; container: string; event: BatonEvent }
   | { kind: "log"; container: string; line: string; t: number }
@@ -208,12 +212,14 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
     if (m.subPath) mkdirSync(source, { recursive: true });
     mounts.push({ target: m.mountPath, source, file: false, readOnly: m.readOnly ?? false });
   }
+  const startedAtFile = join(dir, "started-at");
   const script = rootfsScript({
     root: rootDir,
     mounts,
     workingDir: container.workingDir ?? "/",
     argv,
     env: [["HOSTNAME", pod.name], ...imageVars, ...env],
+    startedAtFile,
   });
   const scriptFile = join(dir, "setup.sh");
   writeFileSync(scriptFile, script);
@@ -223,13 +229,29 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
     events.push(event);
     ctx.report({ kind: "event", container: container.name, event });
   });
-  const startedAt = Date.now();
+  const createdAt = Date.now();
+  let startedAt: number | undefined;
+  const readStartedAt = () => {
+    if (startedAt !== undefined) return;
+    try {
+      const value = Number(readFileSync(startedAtFile, "utf8"));
+      if (value > 0) {
+        startedAt = value;
+        ctx.report({ kind: "started", container: container.name, t: value });
+      }
+    } catch {
+      // not yet
+    }
+  };
+  const startWatch = watch(dir, (_type, name) => {
+    if (name === "started-at") readStartedAt();
+  });
   const child = spawn(
     ctx.sandbox.enter()[0]!,
     [...ctx.sandbox.enter().slice(1), "unshare", "--mount", "--propagation", "private", "--", "/bin/sh", scriptFile],
     { stdio: ["ignore", "pipe", "pipe"], env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" } },
   );
-  ctx.report({ kind: "started", container: container.name, t: startedAt });
+  ctx.report({ kind: "created", container: container.name, t: createdAt });
   const log = createWriteStream(logFile);
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.pipe(log, { end: false });
@@ -241,6 +263,8 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
     const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
     const finishedAt = Date.now();
     clearTimeout(killTimer);
+    readStartedAt();
+    startWatch.close();
     tail.close();
     await new Promise<void>((resolve) => log.end(resolve));
     const exitCode = code ?? 128 + signalNumber(signal);
@@ -251,7 +275,8 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
     const status: ContainerStatus = {
       name: container.name,
       init,
-      startedAt,
+      createdAt,
+      startedAt: startedAt ?? createdAt,
       finishedAt,
       exitCode,
       reason: exitCode === 0 ? "Completed" : "Error",

@@ -25,6 +25,8 @@ export interface ContainerRootfs {
   /** The command as PID 1 sees it, with its environment (the environment is passed through `env -i`). */
   argv: string[];
   env: [string, string][];
+  /** Host file that gets the epoch ms at which the command is exec'd (Kubernetes' startedAt). */
+  startedAtFile: string;
 }
 
 // Device nodes a container runtime gives every container (runc's default set).
@@ -78,6 +80,7 @@ export function rootfsScript(spec: ContainerRootfs): string {
 
   const env = spec.env.map(([k, v]) => q(`${k}=${v}`));
   lines.push(
+    `date +%s%3N > ${q(spec.startedAtFile)}.tmp && mv ${q(spec.startedAtFile)}.tmp ${q(spec.startedAtFile)}`,
     `exec unshare --pid --fork --mount-proc --kill-child --root="$R" --wd=${q(workingDir)} -- /usr/bin/env -i ${env.join(" ")} ${spec.argv.map(q).join(" ")}`,
   );
   return lines.join("\n") + "\n";
