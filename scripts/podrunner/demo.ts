@@ -1,6 +1,7 @@
 // `make demo`: the example pipeline pod, run on this machine by the pod runner, with the live view and the timeline.
 // `make demo FAIL=1` breaks the middle step: the last step is skipped through the .err chain, the sidecar still stops,
 // and the pod ends Failed. Exits 0 when the pod ends as intended (Succeeded, or Failed with FAIL=1).
+import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { featuresAvailable, missingFeatures } from "./features.js";
 import { loadManifest } from "./manifest.js";
@@ -23,8 +24,12 @@ console.log(c.dim(`Running ${manifest.slice(repo.length + 1)} on this machine: e
 if (fail) console.log(c.dim(`FAIL=1: step-build is made to fail (BREAK_BUILD=true).`));
 console.log("");
 
+// The last run's volumes, logs and events stay in dist/demo/run for a look afterwards.
+const runDir = resolve(repo, "dist/demo/run");
+rmSync(runDir, { recursive: true, force: true });
 const results = await runAndShow(manifest, {
   svg,
+  runDir,
   env: fail ? [{ container: "step-build", name: "BREAK_BUILD", value: "true" }] : [],
   // The image stands in as the host: baton is on its PATH (bin/baton runs the bundle).
   imageEnv: { PATH: `${resolve(repo, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: "/root" },

@@ -1,9 +1,10 @@
 // The pod runner (scripts/podrunner) and the manifests in examples/: each manifest is valid Kubernetes, and each runs
 // here, with the real bundle, to the phase a kubelet would report.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Pod } from "kubernetes-models/v1";
 import { Job } from "kubernetes-models/batch/v1";
@@ -21,8 +22,13 @@ const IMAGE_ENV = { PATH: `${join(REPO, "bin")}:${process.env.PATH ?? "/usr/bin:
 const NOT_ROOT = IS_ROOT ? false : "the pod runner needs root (namespaces and mounts)";
 const available = featuresAvailable(BATON);
 
+// Every run's volumes, logs and events go under one folder, removed at the end.
+const RUNS = mkdtempSync(join(tmpdir(), "podrunner-test-"));
+after(() => rmSync(RUNS, { recursive: true, force: true }));
+let runs = 0;
+
 function run(pod: PodToRun, options: RunOptions = {}): Promise<PodResult> {
-  return runPod(pod, { imageEnv: IMAGE_ENV, deadlineSeconds: 120, ...options });
+  return runPod(pod, { imageEnv: IMAGE_ENV, deadlineSeconds: 120, runDir: join(RUNS, `${++runs}-${pod.name}`), ...options });
 }
 
 function byName(result: PodResult, name: string): ContainerStatus {
@@ -187,7 +193,7 @@ spec:
     - { name: stubborn, image: busybox, command: ["sh", "-c", "trap '' TERM; sleep 60"] }
     - { name: polite, image: busybox, command: ["sleep", "60"] }
 `);
-  const result = await runPod(pod!, { imageEnv: IMAGE_ENV });
+  const result = await run(pod!, { deadlineSeconds: undefined });
   assert.equal(result.phase, "Failed");
   assert.equal(result.reason, "DeadlineExceeded");
   assert.equal(byName(result, "stubborn").exitCode, 137);
@@ -198,7 +204,7 @@ spec:
 test("the podrunner command prints the live view and the timeline, and exits by the expected phase", { skip: NOT_ROOT || (missingFeatures(loadManifest(join(EXAMPLES, "steps-pod.yaml"))[0]!, available).length > 0 && "needs step mode"), timeout: 120_000 }, async () => {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/podrunner/main.ts", "--quiet-logs", "--expect", "Failed", "--env", "step-build:BREAK_BUILD=true", "examples/steps-pod.yaml"], {
     cwd: REPO,
-    env: { ...process.env, ...IMAGE_ENV, NO_COLOR: "1" },
+    env: { ...process.env, ...IMAGE_ENV, NO_COLOR: "1", TMPDIR: RUNS },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
