@@ -2,6 +2,7 @@
 // a slow poll as a safety net, and a final read once the container has exited so no line is lost.
 import { closeSync, openSync, readSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 
 /** One lifecycle event as baton writes it: {"t":<epoch ms>,"pid":N,"step":"name","event":"...", ...fields}. */
 export interface BatonEvent {
@@ -15,6 +16,7 @@ export interface BatonEvent {
 export class EventTail {
   private offset = 0;
   private partial = "";
+  private readonly decoder = new StringDecoder("utf8");
   private readonly watcher: FSWatcher;
   private readonly timer: NodeJS.Timeout;
 
@@ -42,7 +44,7 @@ export class EventTail {
         const n = readSync(fd, buffer, 0, buffer.length, this.offset);
         if (n === 0) break;
         this.offset += n;
-        this.partial += buffer.toString("utf8", 0, n);
+        this.partial += this.decoder.write(buffer.subarray(0, n));
       }
     } finally {
       closeSync(fd);

@@ -82,6 +82,8 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
     if (pod.kind === "Pod") throw new Error(`pod ${pod.name}: restartPolicy must be Never or OnFailure for a pod that is meant to end (the runner never restarts a container)`);
   }
   const volumes = prepareVolumes(pod, runDir);
+  // Refuse a pod the runner cannot run before anything of it starts, as the API server would reject it.
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) checkContainer(pod, c, volumes, options.env ?? []);
   const imageEnv = options.imageEnv ?? { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: "/root" };
   const deadline = (options.deadlineSeconds ?? spec.activeDeadlineSeconds ?? 300) * 1000;
 
@@ -169,6 +171,16 @@ function prepareVolumes(pod: PodToRun, runDir: string): Map<string, Volume> {
   return volumes;
 }
 
+function checkContainer(pod: PodToRun, container: IContainer, volumes: Map<string, Volume>, env: EnvOverride[]): void {
+  if (!container.command || container.command.length === 0) {
+    throw new Error(`container ${container.name}: no command (the local runner has no image to take an entrypoint from)`);
+  }
+  for (const m of container.volumeMounts ?? []) {
+    if (!volumes.has(m.name)) throw new Error(`container ${container.name}: volumeMount ${m.name} names no volume of the pod`);
+  }
+  containerEnv(pod, container, env); // throws on what it cannot resolve
+}
+
 interface StartContext {
   runDir: string;
   volumes: Map<string, Volume>;
@@ -195,9 +207,6 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
   const rootDir = join(dir, "root");
   mkdirSync(rootDir, { recursive: true });
 
-  if (!container.command || container.command.length === 0) {
-    throw new Error(`container ${container.name}: no command (the local runner has no image to take an entrypoint from)`);
-  }
   const { env, argv } = containerEnv(pod, container, ctx.env);
   env.push(["BATON_EVENTS", EVENTS_PATH], ["BATON_NAME", container.name]);
   const imageVars = Object.entries(ctx.imageEnv).filter(([k]) => !env.some(([name]) => name === k));
@@ -206,8 +215,7 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
     { target: EVENTS_PATH, source: eventsFile, file: true, readOnly: false },
   ];
   for (const m of container.volumeMounts ?? []) {
-    const volume = ctx.volumes.get(m.name);
-    if (!volume) throw new Error(`container ${container.name}: volumeMount ${m.name} names no volume of the pod`);
+    const volume = ctx.volumes.get(m.name)!;
     const source = m.subPath ? join(volume.source, m.subPath) : volume.source;
     if (m.subPath) mkdirSync(source, { recursive: true });
     mounts.push({ target: m.mountPath, source, file: false, readOnly: m.readOnly ?? false });
