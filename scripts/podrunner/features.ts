@@ -33,9 +33,10 @@ export function featuresAvailable(bundle: string): Set<Feature> {
     const have = new Set<Feature>();
     if (works(["init", join(dir, "copy")]) && existsSync(join(dir, "copy"))) have.add("init");
     writeFileSync(join(dir, "stop"), "x");
-    if (works(["sidecar", "--stop-file", join(dir, "stop")])) have.add("sidecar");
+    if (works(["sidecar", "--stop-file", join(dir, "stop"), "--", "true"])) have.add("sidecar");
     if (works(["--termination-path", join(dir, "termination"), "--", "true"])) have.add("termination-path");
-    if (works(["--results", "r", "--results-dir", dir, "--", "true"])) have.add("results");
+    writeFileSync(join(dir, "r"), "x");
+    if (works(["--termination-path", join(dir, "termination2"), "--results", "r", "--results-dir", dir, "--", "true"])) have.add("results");
     return have;
   } finally {
     rmSync(dir, { recursive: true, force: true });
