@@ -254,9 +254,10 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
   const startWatch = watch(dir, (_type, name) => {
     if (name === "started-at") readStartedAt();
   });
+  // setpriv --pdeathsig: should the runner die, the kernel kills unshare, and --kill-child takes the container with it.
   const child = spawn(
-    ctx.sandbox.enter()[0]!,
-    [...ctx.sandbox.enter().slice(1), "unshare", "--mount", "--propagation", "private", "--", "/bin/sh", scriptFile],
+    "setpriv",
+    ["--pdeathsig", "KILL", "--", ...ctx.sandbox.enter(), "unshare", "--mount", "--propagation", "private", "--", "/bin/sh", scriptFile],
     { stdio: ["ignore", "pipe", "pipe"], env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" } },
   );
   ctx.report({ kind: "created", container: container.name, t: createdAt });

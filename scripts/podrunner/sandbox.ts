@@ -9,7 +9,8 @@ export class PodSandbox {
 
   static async start(hostname: string): Promise<PodSandbox> {
     const script = 'ip link set lo up && hostname "$1" && echo ready && exec sleep infinity';
-    const holder = spawn("unshare", ["--net", "--uts", "--ipc", "--", "sh", "-c", script, "sh", hostname], {
+    // --pdeathsig: if the runner dies, so does the holder (and with it nothing of the pod is left behind).
+    const holder = spawn("setpriv", ["--pdeathsig", "KILL", "--", "unshare", "--net", "--uts", "--ipc", "--", "sh", "-c", script, "sh", hostname], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";

@@ -3,7 +3,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Pod } from "kubernetes-models/v1";
@@ -12,7 +12,7 @@ import { featuresAvailable, missingFeatures } from "../../scripts/podrunner/feat
 import { parseManifest, loadManifest, type PodToRun } from "../../scripts/podrunner/manifest.js";
 import { runPod, type ContainerStatus, type PodResult, type RunOptions } from "../../scripts/podrunner/pod.js";
 import { drawSvg, drawTerminal } from "../../scripts/podrunner/timeline.js";
-import { BATON, IS_ROOT } from "./helpers.js";
+import { BATON, IS_ROOT, readOr, waitFor } from "./helpers.js";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const EXAMPLES = join(REPO, "examples");
@@ -218,4 +218,47 @@ test("the podrunner command prints the live view and the timeline, and exits by 
   assert.match(out, /pod three-steps: Failed/);
   const svg = /^timeline: (.+\.svg)$/m.exec(out)?.[1];
   assert.ok(svg && existsSync(svg), "the SVG path is printed and the file exists");
+});
+
+test("a runner that is killed leaves no container and no pod sandbox behind", { skip: NOT_ROOT, timeout: 60_000 }, async (t) => {
+  const runDir = join(RUNS, "killed");
+  const manifest = join(RUNS, "killed.yaml");
+  writeFileSync(manifest, `
+apiVersion: v1
+kind: Pod
+metadata: { name: killed-runner }
+spec:
+  restartPolicy: Never
+  containers:
+    - { name: forever, image: busybox, command: ["sleep", "3600"] }
+`);
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/podrunner/main.ts", "--run-dir", runDir, manifest], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  t.after(() => void child.kill("SIGKILL"));
+  await waitFor(() => (/forever +container started/.test(out) ? true : undefined), "the container to start");
+  // The pod's processes: the container's (its command line names the run folder) and every process in the pod's
+  // network namespace (the sandbox holder among them).
+  const pids = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  const netns = (pid: string) => {
+    try {
+      return readlinkSync(`/proc/${pid}/ns/net`);
+    } catch {
+      return undefined;
+    }
+  };
+  const container = pids().filter((p) => readOr(`/proc/${p}/cmdline`, "").includes(join(runDir, "killed-runner", "containers")));
+  assert.ok(container.length > 0, "the container runs");
+  const podNet = netns(container[0]!);
+  assert.notEqual(podNet, netns(String(process.pid)), "the pod has a network namespace of its own");
+  const ours = new Set([...container, ...pids().filter((p) => netns(p) === podNet)]);
+  const alive = () => [...ours].filter((p) => existsSync(`/proc/${p}`));
+  const exited = new Promise((done) => child.on("close", done));
+  child.kill("SIGKILL");
+  await exited;
+  await waitFor(() => (alive().length === 0 ? true : undefined), "every process of the pod to be gone");
 });
