@@ -88,7 +88,7 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
   const deadline = (options.deadlineSeconds ?? spec.activeDeadlineSeconds ?? 300) * 1000;
 
   const startedAt = Date.now();
-  const sandbox = await PodSandbox.start(pod.name);
+  const sandbox = await PodSandbox.start(pod.name, (message) => process.stderr.write(`podrunner: ${message}\n`));
   const running = new Set<RunningContainer>();
   let deadlineExceeded = false;
   const timer = setTimeout(() => {
