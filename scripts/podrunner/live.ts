@@ -56,7 +56,7 @@ export function describeEvent(e: BatonEvent, c: Palette): string {
     case "skipped":
       return `${c.red("skipped")}: found ${file.endsWith(".err") ? file : file + ".err"}, the command does not run`;
     case "command":
-      return `${c.blue("running")} ${oneLine(Array.isArray(e.argv) ? e.argv.join(" ") : "", 70)}${e.pid !== undefined ? c.dim(` (pid ${e.pid})`) : ""}`;
+      return `${c.blue("running")} ${oneLine(Array.isArray(e.argv) ? e.argv.join(" ") : "", 70)}${e.child !== undefined ? c.dim(` (pid ${e.child})`) : ""}`;
     case "signal":
       return `${c.magenta("signal")} ${e.signal} forwarded to ${e.to}`;
     case "exited":
