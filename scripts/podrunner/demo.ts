@@ -5,8 +5,12 @@ import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { featuresAvailable, missingFeatures } from "./features.js";
 import { loadManifest } from "./manifest.js";
+import { rerunAsRootIfNeeded } from "./root.js";
 import { runAndShow } from "./show.js";
 import { paint } from "./style.js";
+
+const rerun = rerunAsRootIfNeeded();
+if (rerun !== undefined) process.exit(rerun);
 
 const repo = resolve(import.meta.dirname, "../..");
 const fail = process.argv.includes("--fail");

@@ -9,10 +9,10 @@
 //     --deadline SECONDS            stop the pod after this long (default: activeDeadlineSeconds, else 300)
 //     --quiet-logs                  do not echo the containers' output
 //     --json PATH                   also write the result as JSON
-import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { EnvOverride } from "./env.js";
+import { rerunAsRootIfNeeded } from "./root.js";
 import { runAndShow } from "./show.js";
 
 interface Options {
@@ -77,14 +77,8 @@ function parseArgs(argv: string[]): Options {
 }
 
 async function main(): Promise<number> {
-  if (process.getuid?.() !== 0 && process.env.PODRUNNER_USERNS !== "1") {
-    // Namespaces and mounts need root; a user namespace gives a root of our own where the kernel allows it.
-    const again = spawnSync("unshare", ["--user", "--map-root-user", "--", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-      stdio: "inherit",
-      env: { ...process.env, PODRUNNER_USERNS: "1" },
-    });
-    return again.status ?? 1;
-  }
+  const rerun = rerunAsRootIfNeeded();
+  if (rerun !== undefined) return rerun;
   const options = parseArgs(process.argv.slice(2));
   const results = await runAndShow(options.manifest, options);
   if (options.json) writeFileSync(options.json, JSON.stringify(results, null, 2));
