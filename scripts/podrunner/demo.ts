@@ -9,6 +9,10 @@ import { rerunAsRootIfNeeded } from "./root.js";
 import { runAndShow } from "./show.js";
 import { paint } from "./style.js";
 
+process.on("uncaughtException", (error) => {
+  process.stderr.write(`podrunner: ${error.message}\n`);
+  process.exit(1);
+});
 const rerun = rerunAsRootIfNeeded();
 if (rerun !== undefined) process.exit(rerun);
 

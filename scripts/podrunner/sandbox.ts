@@ -16,7 +16,7 @@ export class PodSandbox {
     // A network namespace is useless without its loopback up, which takes `ip` (iproute2); without it, share the host's.
     const ownNetwork = hasCommand("ip");
     if (!ownNetwork) warn("no `ip` command (iproute2): the pod shares the host's network");
-    const script = `${ownNetwork ? "ip link set lo up && " : ""}echo "$1" > /proc/sys/kernel/hostname && echo ready && exec sleep infinity`;
+    const script = `${ownNetwork ? "ip link set lo up && " : ""}{ hostname "$1" 2>/dev/null || echo "$1" > /proc/sys/kernel/hostname; } && echo ready && exec sleep infinity`;
     const namespaces = ownNetwork ? ["--net", "--uts", "--ipc"] : ["--uts", "--ipc"];
     // --pdeathsig: if the runner dies, so does the holder (and with it nothing of the pod is left behind).
     const holder = spawn("setpriv", ["--pdeathsig", "KILL", "--", "unshare", ...namespaces, "--", "sh", "-c", script, "sh", hostname], {
