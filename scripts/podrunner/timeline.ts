@@ -92,7 +92,10 @@ export function drawTerminal(result: PodResult, options: { color: boolean; width
   const lines: string[] = [];
   for (const row of rows) {
     const cells: string[] = Array.from({ length: width }, () => " ");
-    for (const seg of row.segments) {
+    // Drawn least important first, so a short run still shows as one cell.
+    const priority: SegmentKind[] = ["creating", "starting", "ending", "waiting", "running"];
+    const ordered = [...row.segments].sort((a, b) => priority.indexOf(a.kind) - priority.indexOf(b.kind));
+    for (const seg of ordered) {
       for (let x = col(seg.from); x <= Math.max(col(seg.from), col(seg.to) - (seg.to < total ? 1 : 0)); x++) cells[x] = colorOf[seg.kind](GLYPH[seg.kind]);
     }
     const label = (row.init ? `${row.name} (init)` : row.name).padEnd(nameWidth);
