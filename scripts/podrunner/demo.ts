@@ -9,6 +9,10 @@ import { rerunAsRootIfNeeded } from "./root.js";
 import { runAndShow } from "./show.js";
 import { paint } from "./style.js";
 
+// A reader that goes away (| head) must not stop the pod half-way: the rest of the output is dropped.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
 process.on("uncaughtException", (error) => {
   process.stderr.write(`podrunner: ${error.message}\n`);
   process.exit(1);

@@ -20,12 +20,15 @@ export class EventTail {
   private readonly watcher: FSWatcher;
   private readonly timer: NodeJS.Timeout;
 
+  /** `onOtherFile` hears of the other files of the events file's folder, so one watch serves both. */
   constructor(
     private readonly path: string,
     private readonly onEvent: (event: BatonEvent) => void,
+    onOtherFile: (name: string) => void = () => {},
   ) {
     this.watcher = watch(dirname(path), (_type, name) => {
       if (name === null || name === basename(path)) this.read();
+      else onOtherFile(name);
     });
     this.timer = setInterval(() => this.read(), 250);
   }

@@ -76,6 +76,11 @@ function parseArgs(argv: string[]): Options {
   return options as Options;
 }
 
+// A reader that goes away (| head) must not stop the pod half-way: the rest of the output is dropped.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
+
 async function main(): Promise<number> {
   const rerun = rerunAsRootIfNeeded();
   if (rerun !== undefined) return rerun;

@@ -5,7 +5,7 @@
 // termination message, and the pod phase.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, watch, writeFileSync } from "node:fs";
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -232,11 +232,6 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
   const scriptFile = join(dir, "setup.sh");
   writeFileSync(scriptFile, script);
 
-  const events: BatonEvent[] = [];
-  const tail = new EventTail(eventsFile, (event) => {
-    events.push(event);
-    ctx.report({ kind: "event", container: container.name, event });
-  });
   const createdAt = Date.now();
   let startedAt: number | undefined;
   const readStartedAt = () => {
@@ -251,9 +246,16 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
       // not yet
     }
   };
-  const startWatch = watch(dir, (_type, name) => {
-    if (name === "started-at") readStartedAt();
-  });
+  const events: BatonEvent[] = [];
+  const tail = new EventTail(
+    eventsFile,
+    (event) => {
+      readStartedAt(); // an event means the command runs: report its start first
+      events.push(event);
+      ctx.report({ kind: "event", container: container.name, event });
+    },
+    (name) => name === "started-at" && readStartedAt(),
+  );
   // setpriv --pdeathsig: should the runner die, the kernel kills unshare, and --kill-child takes the container with it.
   const child = spawn(
     "setpriv",
@@ -273,7 +275,6 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
     const finishedAt = Date.now();
     clearTimeout(killTimer);
     readStartedAt();
-    startWatch.close();
     tail.close();
     await new Promise<void>((resolve) => log.end(resolve));
     const exitCode = code ?? 128 + signalNumber(signal);
