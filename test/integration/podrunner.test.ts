@@ -77,6 +77,10 @@ for (const file of MANIFESTS) {
       for (const c of result.containers) {
         for (const e of c.events.filter((e) => e.event === "post")) assert.ok(!String(e.file).endsWith(".err"), `${c.name} wrote ${e.file}`);
       }
+      for (const c of result.containers.filter((c) => c.events.some((e) => e.event === "start" && e.mode === "sidecar"))) {
+        const waitsForStop = c.events.some((e) => e.event === "waiting");
+        if (waitsForStop) assert.ok(eventOf(c, "stopping"), `sidecar ${c.name} was stopped by its stop file`);
+      }
       if (pod.name === "build-and-test") {
         // The result travels: step-fetch's commit is in its termination message and step-build read it.
         const fetch = byName(result, "step-fetch");
@@ -102,7 +106,10 @@ for (const file of MANIFESTS) {
         assert.notEqual(last.exitCode, 0);
         assert.ok(eventOf(last, "skipped"), "step-test was skipped");
         assert.equal(eventOf(last, "command"), undefined, "step-test did not run its command");
-        for (const c of result.containers.filter((c) => !c.name.startsWith("step-"))) assert.equal(c.exitCode, 0, `sidecar ${c.name} stopped cleanly`);
+        for (const c of result.containers.filter((c) => !c.name.startsWith("step-"))) {
+          assert.equal(c.exitCode, 0, `sidecar ${c.name} stopped cleanly`);
+          if (c.events.some((e) => e.event === "start" && e.mode === "sidecar")) assert.ok(eventOf(c, "stopping"), `sidecar ${c.name} saw the .err stop file`);
+        }
       });
     }
   }
