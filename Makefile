@@ -38,7 +38,7 @@ integration: $(BUNDLE) $(ADDON)
 test: typecheck unit integration
 
 # The example pipeline pod, run here by the pod runner (scripts/podrunner); FAIL=1 breaks its middle step.
-demo: $(BUNDLE)
+demo: $(BUNDLE) $(ADDON)
 	node --import tsx scripts/podrunner/demo.ts $(if $(filter-out 0,$(FAIL)),--fail)
 
 bench: $(BUNDLE)
