@@ -96,8 +96,11 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
     const grace = (spec.terminationGracePeriodSeconds ?? 30) * 1000;
     for (const c of running) c.stop(grace);
   }, deadline);
+  // Ctrl-C stops the pod as a deletion would (a short grace period); a second one kills at once.
+  let interrupted = false;
   const interrupt = () => {
-    for (const c of running) c.stop(2000);
+    for (const c of running) c.stop(interrupted ? 0 : 2000);
+    interrupted = true;
   };
   process.on("SIGINT", interrupt);
   process.on("SIGTERM", interrupt);
@@ -124,7 +127,10 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
       const runs = spec.containers.map((c) =>
         startContainer(pod, c, false, { runDir, volumes, imageEnv, sandbox, env: options.env ?? [], report }),
       );
-      for (const run of runs) running.add(run);
+      for (const run of runs) {
+        running.add(run);
+        void run.done.then(() => running.delete(run), () => running.delete(run));
+      }
       statuses.push(...(await Promise.all(runs.map((r) => r.done))));
     }
   } finally {
@@ -306,7 +312,12 @@ function startContainer(pod: PodToRun, container: IContainer, init: boolean, ctx
         child.kill("SIGKILL"); // still setting up: nothing of the user's runs yet
         return;
       }
-      process.kill(pid1, "SIGTERM");
+      try {
+        process.kill(pid1, "SIGTERM");
+      } catch {
+        return; // it has just ended
+      }
+      clearTimeout(killTimer);
       killTimer = setTimeout(() => child.kill("SIGKILL"), graceMs); // --kill-child takes PID 1, so the namespace, with it
     },
   };
