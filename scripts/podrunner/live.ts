@@ -68,9 +68,11 @@ export function describeEvent(e: BatonEvent, c: Palette): string {
     case "probe-ok":
       return `${c.cyan("ready probe ok")}: ${e.probe}`;
     case "stopping":
-      return `${c.magenta("stopping")}: ${file} appeared`;
+      return e.reason
+        ? `${c.magenta("stopping")} the command (${e.reason}): ${e.signal} to its group`
+        : `${c.magenta("stopping")}: ${file} appeared`;
     case "stop-url":
-      return `${c.magenta("stop url")} ${e.url} -> ${e.status}`;
+      return `${c.magenta("stop url")} ${e.url} -> ${e.status ?? "no answer"}`;
     default: {
       const { t: _t, pid: _pid, step: _step, event, ...rest } = e;
       return `${event} ${c.dim(JSON.stringify(rest))}`;
