@@ -164,7 +164,7 @@ export function drawSvg(result: PodResult): string {
     }
     for (const mark of row.marks) {
       const color = mark.kind === "probe-ok" ? "#00897b" : "#8e24aa";
-      out.push(`<path d="M${x(mark.at).toFixed(1)} ${y + 2} l-4 -6 h8 z" fill="${color}"><title>${mark.kind === "probe-ok" ? "ready probe succeeded" : "stop file appeared"} at ${Math.round(mark.at)} ms</title></path>`);
+      out.push(`<path d="M${x(mark.at).toFixed(1)} ${y + 2} l-4 -6 h8 z" fill="${color}"><title>${mark.kind === "probe-ok" ? "ready probe succeeded" : "stopping (stop file or timeout)"} at ${Math.round(mark.at)} ms</title></path>`);
     }
     const verdictColor = row.end === undefined ? "#90a4ae" : row.exitCode === 0 ? "#2e7d32" : "#c62828";
     if (row.end !== undefined) out.push(`<line x1="${x(row.end).toFixed(1)}" y1="${y + 3}" x2="${x(row.end).toFixed(1)}" y2="${y + rowH - 3}" stroke="${verdictColor}" stroke-width="2"/>`);
@@ -176,7 +176,7 @@ export function drawSvg(result: PodResult): string {
   const legend: [string, string, "box" | "tick"][] = [
     ...(["creating", "starting", "waiting", "running", "ending"] as SegmentKind[]).map((k) => [SVG_COLORS[k], LEGEND[k], "box"] as [string, string, "box"]),
     ["#00897b", "ready probe ok", "tick"],
-    ["#8e24aa", "stop file seen", "tick"],
+    ["#8e24aa", "stopping", "tick"],
   ];
   let lx = 16;
   let ly = top + rows.length * rowH + 44;
