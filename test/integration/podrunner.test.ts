@@ -144,6 +144,7 @@ spec:
 
 test("the runner: PID 1 each, an emptyDir at a path the host lacks, termination messages, the host untouched", { skip: NOT_ROOT, timeout: 60_000 }, async () => {
   const [pod] = parseManifest(PROBE_POD);
+  const hostHad = ["/tekton", "/run/podrunner-test"].filter((p) => existsSync(p));
   const result = await run(pod!);
   assert.equal(result.phase, "Failed"); // "other" exits 3
   assert.equal(byName(result, "prepare").exitCode, 0);
@@ -155,8 +156,9 @@ test("the runner: PID 1 each, an emptyDir at a path the host lacks, termination 
   assert.equal(other.exitCode, 3);
   assert.equal(other.reason, "Error");
   assert.equal(other.message, "pid=1\n"); // nothing written to the message file: the log tail stands in
-  assert.ok(!existsSync("/tekton"), "the host has no /tekton");
-  assert.ok(!existsSync("/run/podrunner-test"), "the host has no /run/podrunner-test");
+  for (const path of ["/tekton", "/run/podrunner-test"].filter((p) => !hostHad.includes(p))) {
+    assert.ok(!existsSync(path), `the runner made ${path} inside the containers only, not on the host`);
+  }
 
   const lines = drawTerminal(result, { color: false });
   for (const name of ["prepare (init)", "look", "other"]) assert.ok(lines.some((l) => l.startsWith(name)), `a bar for ${name}`);
