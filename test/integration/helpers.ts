@@ -7,6 +7,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const BATON = resolve(import.meta.dirname, "../../dist/baton.cjs");
+/** The standalone folder from `make sea` and its launcher (README "Standalone build"). */
+export const STANDALONE_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-x64");
+export const STANDALONE = join(STANDALONE_DIR, "baton");
 export const IS_ROOT = process.getuid?.() === 0;
 
 export interface Exit {
@@ -34,6 +37,8 @@ export interface StartOptions {
   stdin?: "ignore" | "pipe";
   /** The words that start baton (default: `node dist/baton.cjs`), e.g. [STANDALONE]. */
   baton?: string[];
+  /** With pid1: also enter this folder as the root (unshare --root), like a container's image. */
+  root?: string;
 }
 
 /** A clean environment, as a pod would give: no NODE_OPTIONS or NODE_EXTRA_CA_CERTS of this machine. */
@@ -43,7 +48,8 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 export function startBaton(args: string[], options: StartOptions = {}): Baton {
   const words = [...(options.prefix ?? []), ...(options.baton ?? [process.execPath, BATON]), ...args];
-  const argv = options.pid1 ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ...words] : words;
+  const root = options.root ? [`--root=${options.root}`] : [];
+  const argv = options.pid1 ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ...root, ...words] : words;
   const child = spawn(argv[0]!, argv.slice(1), {
     env: options.env ?? cleanEnv(),
     cwd: options.cwd,

@@ -1,0 +1,150 @@
+// The standalone folder from `make sea` (dist/baton-linux-x64) as an image gets it: started in a root that holds only
+// a static busybox (no Node, no glibc), with a hostile NODE_OPTIONS, and poked with SIGUSR1.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+  IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
+  startBaton, tempDir, waitFor,
+} from "./helpers.js";
+
+const skip = !IS_ROOT && "needs root for a PID namespace and a root folder";
+const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../package.json"), "utf8")) as { version: string };
+const BUSYBOX_CACHE = resolve(import.meta.dirname, "../../build/busybox-static");
+
+before(() => {
+  assert.ok(existsSync(STANDALONE), `${STANDALONE} is missing: run \`make sea\``);
+});
+
+/** Debian's busybox-static, downloaded and unpacked once into build/ (the package is not installed). */
+function staticBusybox(): string {
+  const busybox = join(BUSYBOX_CACHE, "bin/busybox");
+  if (existsSync(busybox)) return busybox;
+  const download = tempDir();
+  const get = () => execFileSync("apt-get", ["download", "-qq", "busybox-static"], { cwd: download, stdio: "pipe" });
+  try {
+    get();
+  } catch {
+    execFileSync("apt-get", ["update", "-qq"], { stdio: "pipe" }); // a fresh machine has no package lists yet
+    get();
+  }
+  const deb = readdirSync(download).find((name) => name.endsWith(".deb"));
+  assert.ok(deb, "apt-get download busybox-static gave no .deb");
+  rmSync(BUSYBOX_CACHE, { recursive: true, force: true });
+  execFileSync("dpkg-deb", ["-x", join(download, deb), BUSYBOX_CACHE]);
+  return busybox;
+}
+
+/** A root folder like a scratch image: /bin/busybox (static), /baton (the copied folder), empty /proc and /tmp. */
+function busyboxRoot(): string {
+  const root = tempDir();
+  for (const dir of ["bin", "proc", "tmp"]) mkdirSync(join(root, dir));
+  cpSync(staticBusybox(), join(root, "bin/busybox"));
+  cpSync(STANDALONE_DIR, join(root, "baton"), { recursive: true });
+  return root;
+}
+
+/** Local TCP ports on which `pid` holds a listening socket (matched by socket inode, so other processes never count). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const match = /^socket:\[(\d+)\]$/.exec(safeReadlink(`/proc/${pid}/fd/${fd}`));
+    if (match) inodes.add(match[1]!);
+  }
+  const ports: number[] = [];
+  for (const table of ["tcp", "tcp6"]) {
+    for (const line of readOr(`/proc/${pid}/net/${table}`, "").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // sl local_address rem_address st ... inode: state 0A is LISTEN
+      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(":")[1]!, 16));
+    }
+  }
+  return ports;
+}
+
+function safeReadlink(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "";
+  }
+}
+
+test("the standalone baton prints its version", async () => {
+  const exit = await runBaton(["--version"], { baton: [STANDALONE] });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout, `baton ${version}\n`);
+  assert.equal(exit.stderr, "");
+});
+
+test("a three-step chain runs, each step as PID 1, in a root with only a static busybox", { skip }, async () => {
+  const root = busyboxRoot();
+  const shared = join(root, "tmp"); // the pod's shared volume, /tmp inside the root
+  const step = (name: string, wait: string | undefined, options: Parameters<typeof startBaton>[1]) =>
+    startBaton(
+      [
+        ...(wait ? ["--wait-file", `/tmp/${wait}`] : []),
+        "--post-file", `/tmp/${name}`,
+        "--", "/bin/busybox", "sh", "-c", `echo "${name} parent=$PPID" >> /tmp/log`,
+      ],
+      { ...options, baton: ["/baton/baton"], env: cleanEnv({ BATON_EVENTS: `/tmp/events-${name}` }) },
+    );
+  // Later steps start first, so they really wait. Step 3 enters the root with chroot and no /proc mounted, where the
+  // launcher cannot read /proc/self/exe and finds its folder from argv[0].
+  const third = step("three", "two", { prefix: ["unshare", "--pid", "--fork", "--kill-child", "chroot", root] });
+  const second = step("two", "one", { pid1: true, root });
+  await eventSeen(join(shared, "events-three"), "waiting");
+  await eventSeen(join(shared, "events-two"), "waiting");
+  const first = step("one", undefined, { pid1: true, root });
+
+  for (const [name, baton] of [["one", first], ["two", second], ["three", third]] as const) {
+    const exit = await baton.exited;
+    assert.equal(exit.code, 0, `step ${name}: ${exit.stderr}`);
+    assert.equal(readJson(join(shared, name)).exitCode, 0);
+  }
+  assert.equal(readFileSync(join(shared, "log"), "utf8"), "one parent=1\ntwo parent=1\nthree parent=1\n");
+  assert.deepEqual(readdirSync(root).sort(), ["baton", "bin", "proc", "tmp"], "the root holds no Node and no libc");
+  assert.deepEqual(readdirSync(join(root, "bin")), ["busybox"]);
+  rmSync(root, { recursive: true, force: true });
+});
+
+test("NODE_OPTIONS from the image changes nothing for baton and reaches the command intact", async () => {
+  const env = cleanEnv({ NODE_OPTIONS: "--require /nonexistent.js", STEP: "x" });
+  // The same environment breaks a plain Node (here: the bundle), so the test shows what the standalone build avoids.
+  const plain = await runBaton(["--", "true"], { env });
+  assert.notEqual(plain.code, 0);
+  assert.match(plain.stderr, /nonexistent\.js/);
+
+  const exit = await runBaton(["--", "env"], { baton: [STANDALONE], env });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stderr, "");
+  const childEnv = Object.fromEntries(exit.stdout.trim().split("\n").map((line) => line.split(/=(.*)/s).slice(0, 2)));
+  assert.deepEqual(childEnv, env, "the command gets baton's environment unchanged (no LD_LIBRARY_PATH added)");
+});
+
+test("SIGUSR1 to the standalone baton reaches the command and opens no inspector port", { skip }, async () => {
+  // Control: the same probe sees the inspector that SIGUSR1 opens in a plain Node (any free port).
+  const node = spawn(process.execPath, ["--inspect-port=0", "-e", "setInterval(() => {}, 1000)"], { stdio: ["ignore", "ignore", "pipe"] });
+  let nodeStderr = "";
+  node.stderr!.setEncoding("utf8").on("data", (d: string) => (nodeStderr += d));
+  await waitFor(() => (catches(node.pid!, 10) ? true : undefined), "plain Node's SIGUSR1 handler");
+  node.kill("SIGUSR1");
+  const port = await waitFor(() => /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(nodeStderr)?.[1], "plain Node's inspector");
+  assert.deepEqual(listeningPorts(node.pid!), [Number(port)]);
+  node.kill("SIGKILL");
+
+  const dir = tempDir();
+  const command = `trap 'echo USR1 >> ${dir}/got' USR1; trap 'exit 0' TERM; echo > ${dir}/ready; while :; do sleep 0.02; done`;
+  const baton = startBaton(["--", "sh", "-c", command], { pid1: true, baton: [STANDALONE] });
+  const pid = await baton.hostPid();
+  await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
+  process.kill(pid, "SIGUSR1");
+  await waitFor(() => (readOr(join(dir, "got"), "").includes("USR1") ? true : undefined), "USR1 to reach the command");
+  assert.deepEqual(listeningPorts(pid), []);
+  process.kill(pid, "SIGTERM");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.doesNotMatch(exit.stderr, /Debugger listening/);
+});
