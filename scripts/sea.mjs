@@ -123,13 +123,15 @@ function parseLdd(text) {
   return found;
 }
 
-// A snapshot runs the entry at build time and calls back into it at start-up; the bundle itself runs main at load.
+// A snapshot runs the entry at build time and calls back into it at start-up. The bundle runs main when it loads, so it
+// goes into the callback; what the snapshot can take ahead is loading the built-in modules the bundle requires.
 function writeSnapshotEntry() {
   const entry = join(work, "snapshot-entry.cjs");
   const source = readFileSync(bundle, "utf8").replace(/^#!.*\n/, "");
+  const builtins = [...new Set(source.match(/require\("node:[a-z_/]+"\)/g) ?? [])];
   writeFileSync(
     entry,
-    `const v8 = require("node:v8");\nv8.startupSnapshot.setDeserializeMainFunction(() => {\n${source}\n});\n`,
+    `${builtins.join(";\n")};\nrequire("node:v8").startupSnapshot.setDeserializeMainFunction(() => {\n${source}\n});\n`,
   );
   return entry;
 }
