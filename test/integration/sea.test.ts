@@ -79,8 +79,9 @@ test("the standalone baton prints its version", async () => {
   assert.equal(exit.stderr, "");
 });
 
-test("a three-step chain runs, each step as PID 1, in a root with only a static busybox", { skip }, async () => {
+test("a three-step chain runs, each step as PID 1, in a root with only a static busybox", { skip }, async (t) => {
   const root = busyboxRoot();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   const shared = join(root, "tmp"); // the pod's shared volume, /tmp inside the root
   const step = (name: string, wait: string | undefined, options: Parameters<typeof startBaton>[1]) =>
     startBaton(
@@ -107,7 +108,6 @@ test("a three-step chain runs, each step as PID 1, in a root with only a static 
   assert.equal(readFileSync(join(shared, "log"), "utf8"), "one parent=1\ntwo parent=1\nthree parent=1\n");
   assert.deepEqual(readdirSync(root).sort(), ["baton", "bin", "proc", "tmp"], "the root holds no Node and no libc");
   assert.deepEqual(readdirSync(join(root, "bin")), ["busybox"]);
-  rmSync(root, { recursive: true, force: true });
 });
 
 test("NODE_OPTIONS from the image changes nothing for baton and reaches the command intact", async () => {
@@ -124,20 +124,21 @@ test("NODE_OPTIONS from the image changes nothing for baton and reaches the comm
   assert.deepEqual(childEnv, env, "the command gets baton's environment unchanged (no LD_LIBRARY_PATH added)");
 });
 
-test("SIGUSR1 to the standalone baton reaches the command and opens no inspector port", { skip }, async () => {
+test("SIGUSR1 to the standalone baton reaches the command and opens no inspector port", { skip }, async (t) => {
   // Control: the same probe sees the inspector that SIGUSR1 opens in a plain Node (any free port).
   const node = spawn(process.execPath, ["--inspect-port=0", "-e", "setInterval(() => {}, 1000)"], { stdio: ["ignore", "ignore", "pipe"] });
+  t.after(() => node.kill("SIGKILL"));
   let nodeStderr = "";
   node.stderr!.setEncoding("utf8").on("data", (d: string) => (nodeStderr += d));
   await waitFor(() => (catches(node.pid!, 10) ? true : undefined), "plain Node's SIGUSR1 handler");
   node.kill("SIGUSR1");
   const port = await waitFor(() => /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(nodeStderr)?.[1], "plain Node's inspector");
   assert.deepEqual(listeningPorts(node.pid!), [Number(port)]);
-  node.kill("SIGKILL");
 
   const dir = tempDir();
   const command = `trap 'echo USR1 >> ${dir}/got' USR1; trap 'exit 0' TERM; echo > ${dir}/ready; while :; do sleep 0.02; done`;
   const baton = startBaton(["--", "sh", "-c", command], { pid1: true, baton: [STANDALONE] });
+  t.after(() => baton.child.kill("SIGKILL"));
   const pid = await baton.hostPid();
   await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
   process.kill(pid, "SIGUSR1");
