@@ -64,6 +64,11 @@ function listeningPorts(pid: number): number[] {
   return ports;
 }
 
+/** A program's absolute path on this machine (for a child whose PATH is the test root's). */
+function hostProgram(name: string): string {
+  return execFileSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).trim();
+}
+
 function safeReadlink(path: string): string {
   try {
     return readlinkSync(path);
@@ -83,18 +88,25 @@ test("a three-step chain runs, each step as PID 1, in a root with only a static 
   const root = busyboxRoot();
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const shared = join(root, "tmp"); // the pod's shared volume, /tmp inside the root
-  const step = (name: string, wait: string | undefined, options: Parameters<typeof startBaton>[1]) =>
-    startBaton(
+  const step = (name: string, wait: string | undefined, options: Parameters<typeof startBaton>[1], path?: string) => {
+    const baton = startBaton(
       [
         ...(wait ? ["--wait-file", `/tmp/${wait}`] : []),
         "--post-file", `/tmp/${name}`,
         "--", "/bin/busybox", "sh", "-c", `echo "${name} parent=$PPID" >> /tmp/log`,
       ],
-      { ...options, baton: ["/baton/baton"], env: cleanEnv({ BATON_EVENTS: `/tmp/events-${name}` }) },
+      { baton: ["/baton/baton"], ...options, env: cleanEnv({ BATON_EVENTS: `/tmp/events-${name}`, ...(path ? { PATH: path } : {}) }) },
     );
-  // Later steps start first, so they really wait. Step 3 enters the root with chroot and no /proc mounted, where the
-  // launcher cannot read /proc/self/exe and finds its folder from argv[0].
-  const third = step("three", "two", { prefix: ["unshare", "--pid", "--fork", "--kill-child", "chroot", root] });
+    t.after(() => baton.child.kill("SIGKILL"));
+    return baton;
+  };
+  // Later steps start first, so they really wait. Step 3 enters the root with chroot and no /proc mounted, and is
+  // started by name: the launcher cannot read /proc/self/exe and finds its folder through PATH.
+  const third = step(
+    "three", "two",
+    { prefix: [hostProgram("unshare"), "--pid", "--fork", "--kill-child", hostProgram("chroot"), root], baton: ["baton"] },
+    "/bin:/baton",
+  );
   const second = step("two", "one", { pid1: true, root });
   await eventSeen(join(shared, "events-three"), "waiting");
   await eventSeen(join(shared, "events-two"), "waiting");
