@@ -3,7 +3,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
@@ -160,4 +160,18 @@ test("SIGUSR1 to the standalone baton reaches the command and opens no inspector
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr);
   assert.doesNotMatch(exit.stderr, /Debugger listening/);
+});
+
+test("sidecar mode, loaded lazily inside the bundle, works in the standalone build", async (t) => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["sidecar", "--stop-file", join(dir, "stop"), "--", "sleep", "1000"], {
+    baton: [STANDALONE],
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  t.after(() => baton.child.kill("SIGKILL"));
+  await eventSeen(events, "command");
+  writeFileSync(join(dir, "stop"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr); // a sidecar stopped on purpose succeeds
 });
