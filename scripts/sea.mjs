@@ -10,9 +10,9 @@
 // still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA), and Node 20 is past its end of life.
 // No `execArgv: ["--disable-sigusr1"]`: on Node 24.22 that flag leaves SIGUSR1 blocked in every thread (SigBlk in
 // /proc/PID/task/*/status; Node blocks it at start for its inspector thread, whose set-up would unblock it), so baton's
-// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first replaces Node's inspector
-// trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in the start-up window before
-// any JavaScript runs, the same window in which SIGTERM is lost (README "Standalone build").
+// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first
+// replaces Node's inspector trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in
+// the start-up window before baton's first line runs (README "Standalone build").
 //
 // Usage: node scripts/sea.mjs [--startup=code-cache|snapshot|none] [--out=DIR]
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
@@ -29,7 +29,7 @@ const options = Object.fromEntries(
     return [match[1], match[2]];
   }),
 );
-// useCodeCache: measured against useSnapshot on the real bundle (README "Standalone build"); see STARTUP_CHOICE there.
+// useCodeCache: measured against useSnapshot and no cache on the real bundle (README "Standalone build").
 const startup = options.startup ?? "code-cache";
 const out = resolve(root, options.out ?? "dist/baton-linux-x64");
 const work = join(root, "build/sea");
@@ -72,8 +72,8 @@ const seaConfig = {
 writeFileSync(join(work, "sea-config.json"), JSON.stringify(seaConfig, null, 2));
 run(nodeBinary, ["--experimental-sea-config", join(work, "sea-config.json")]);
 
-// 2. Node's binary, stripped of its debug symbols (-18 MB), with the blob injected. Strip before postject: stripping
-// afterwards would drop the injected note; patchelf is not used at all (the launcher starts it through the loader).
+// 2. Node's binary, stripped of its debug symbols (-18 MB), then the blob injected as the last change to the file.
+// No patchelf: the launcher starts it through the shipped loader.
 const program = join(staging, "lib/baton-node");
 copyFileSync(nodeBinary, program);
 run("strip", ["--strip-all", program]);
