@@ -2,7 +2,6 @@
 // so that `baton init DEST` can copy the whole folder (launcher, lib/baton-node, the loader and libraries), not one file.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isSea } from "node:sea";
 
 export interface Runtime {
   isSea: boolean;
@@ -12,7 +11,9 @@ export interface Runtime {
 }
 
 function currentRuntime(): Runtime {
-  return { isSea: isSea(), execPath: process.execPath, argv1: process.argv[1] };
+  // node:sea exists from Node 20.12; getBuiltinModule from 20.16 (older: plainly not the standalone build).
+  const isSea = process.getBuiltinModule?.("node:sea")?.isSea() ?? false;
+  return { isSea, execPath: process.execPath, argv1: process.argv[1] };
 }
 
 // The folder holds ROOT/baton (the launcher, under any name once copied) and ROOT/lib/baton-node (Node with baton

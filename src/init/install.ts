@@ -1,7 +1,11 @@
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../errors.js";
+import { standaloneLauncher, standaloneRoot } from "../standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
 // what an init container does to put baton into a shared volume (/tekton/bin) before the steps start.
@@ -13,11 +17,42 @@ function runningBundle(): string {
 }
 
 /**
- * Copies the running baton to `dest`, mode 0755. The one place that knows what "baton" is on disk: once the
- * standalone build exists, this copies the folder standaloneRoot() instead of the bundle.
+ * Copies the running baton to `dest`, mode 0755. The one place that knows what "baton" is on disk: the bundle, or in
+ * the standalone build its launcher plus the lib/ folder beside it (README "Standalone build").
  */
 export function installBaton(dest: string): void {
-  copyExecutable(runningBundle(), dest);
+  const root = standaloneRoot();
+  if (root === undefined) return copyExecutable(runningBundle(), dest);
+  const launcher = standaloneLauncher(root);
+  if (realpathSync(root) !== realpathOrSelf(dirname(dest))) copyLibFolder(join(root, "lib"), join(dirname(dest), "lib"));
+  copyExecutable(launcher, dest); // last: a step that finds DEST finds its lib/ complete
+}
+
+/**
+ * Copies the standalone build's lib/ to `dest` as a whole: into a temporary folder, then renamed into place, so that
+ * files a running baton has mapped are replaced, never rewritten in place.
+ */
+function copyLibFolder(src: string, dest: string): void {
+  const temporary = `${dest}.${process.pid}.tmp`;
+  const previous = `${dest}.${process.pid}.old`;
+  try {
+    mkdirSync(dirname(dest), { recursive: true });
+    cpSync(src, temporary, { recursive: true });
+    if (existsSync(dest)) renameSync(dest, previous);
+    renameSync(temporary, dest);
+    rmSync(previous, { recursive: true, force: true });
+  } catch (error) {
+    rmSync(temporary, { recursive: true, force: true });
+    throw new BatonError(`cannot copy ${src} to ${dest}: ${describeSystemError(error)}`);
+  }
+}
+
+function realpathOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
@@ -174,4 +174,28 @@ test("sidecar mode, loaded lazily inside the bundle, works in the standalone bui
   writeFileSync(join(dir, "stop"), "");
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr); // a sidecar stopped on purpose succeeds
+});
+
+/** Every file under `dir` with its size, relative paths sorted: what a copy must reproduce. */
+function listing(dir: string, prefix = ""): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(prefix, entry.name);
+      return entry.isDirectory() ? listing(dir, path) : [`${path} ${statSync(join(dir, path)).size}`];
+    })
+    .sort();
+}
+
+test("baton init DEST, run from the standalone build, copies the whole folder, and the copy runs", { skip }, async (t) => {
+  // The init-container pattern: the image's folder (/baton) copies itself into a shared volume (/workspace/bin).
+  const root = busyboxRoot();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const init = await runBaton(["init", "/workspace/bin/baton"], { pid1: true, root, baton: ["/baton/baton"] });
+  assert.equal(init.code, 0, init.stderr);
+  assert.deepEqual(listing(join(root, "workspace/bin")), listing(STANDALONE_DIR));
+  assert.equal(statSync(join(root, "workspace/bin/baton")).mode & 0o777, 0o755);
+
+  const step = await runBaton(["--", "/bin/busybox", "echo", "from the copy"], { pid1: true, root, baton: ["/workspace/bin/baton"] });
+  assert.equal(step.code, 0, step.stderr);
+  assert.equal(step.stdout, "from the copy\n");
 });
