@@ -1,5 +1,6 @@
 // The standalone folder from `make sea` (dist/baton-linux-x64) as an image gets it: started in a root that holds only
-// a static busybox (no Node, no glibc), with a hostile NODE_OPTIONS, and poked with SIGUSR1.
+// a static busybox (no Node, no glibc), with a hostile NODE_OPTIONS, poked with SIGUSR1, in sidecar mode (code the
+// bundle loads lazily), and copied by `baton init`. Reaping with the shipped addon: reaper.test.ts.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
