@@ -70,6 +70,7 @@ int main(int argc, char **argv) {
   for (int k = 1; k < argc; k++) args[i++] = argv[k];
   args[i] = NULL;
   execv(loader, args);
-  fail(strerror(errno), loader);
+  fprintf(stderr, "baton: cannot start %s: %s (the launcher needs the lib/ folder it came with beside it)\n", loader,
+          strerror(errno));
   return 127;
 }
