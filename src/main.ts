@@ -5,6 +5,7 @@ import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
 import { BatonError, EXIT_FAILURE } from "./errors.js";
+import { closeStrayInspector } from "./inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
 
@@ -62,6 +63,17 @@ async function stepMode(argv: string[]): Promise<number> {
   }
   return runStep(options, { warn });
 }
+
+// A SIGUSR1 that came before signals.ts may have opened Node's inspector: look after the first tick, once the mode is
+// under way, and once more a second later in case the inspector's thread was slow to listen.
+function closeInspectorOpenedAtStartup(): void {
+  closeStrayInspector().then(
+    (closed) => closed && warn("a SIGUSR1 during start-up opened Node's inspector; closed it"),
+    () => undefined,
+  );
+}
+setImmediate(closeInspectorOpenedAtStartup);
+setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -7,7 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
-  IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
+  BATON, IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
   startBaton, tempDir, waitFor,
 } from "./helpers.js";
 
@@ -200,3 +200,28 @@ test("baton init DEST, run from the standalone build, copies the whole folder, a
   assert.equal(step.code, 0, step.stderr);
   assert.equal(step.stdout, "from the copy\n");
 });
+
+// Starts its arguments with SIGUSR1 blocked and pending (both survive exec): Node delivers it as soon as it unblocks
+// SIGUSR1 for its inspector trigger, before any JavaScript runs. The start-up window, hit every time.
+const PENDING_SIGUSR1 = `import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+os.kill(os.getpid(), signal.SIGUSR1)
+os.execv(sys.argv[1], sys.argv[1:])`;
+
+for (const [name, words] of [["the standalone build", [STANDALONE]], ["the bundle", [process.execPath, BATON]]] as const) {
+  test(`${name}: a SIGUSR1 in the start-up window opens Node's inspector, and baton closes it again`, async (t) => {
+    const dir = tempDir();
+    const command = `echo > ${dir}/ready; while [ ! -e ${dir}/stop ]; do sleep 0.02; done`;
+    const baton = startBaton(["--", "sh", "-c", command], { prefix: ["python3", "-c", PENDING_SIGUSR1], baton: [...words] });
+    t.after(() => baton.child.kill("SIGKILL"));
+    let stderr = "";
+    baton.child.stderr!.on("data", (d: string) => (stderr += d));
+    await waitFor(() => (stderr.includes("closed it") ? true : undefined), "baton to close the inspector");
+    assert.match(stderr, /Debugger listening on ws:\/\/127\.0\.0\.1:9229\//, "the window was hit: Node opened the inspector");
+    assert.deepEqual(listeningPorts(baton.child.pid!), []); // python exec'd baton: same pid
+    await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command");
+    writeFileSync(join(dir, "stop"), "");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+  });
+}
