@@ -15,7 +15,9 @@ export function configureEvents(options: { file?: string | undefined; postFile?:
 
 export function emit(event: string, fields: Record<string, unknown> = {}): void {
   if (!target) return;
-  const t = Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000;
+  // Date.now(): the one clock every process reads alike, so events of several batons order correctly
+  // (performance.timeOrigin is fixed per process at start and drifts from it by up to a millisecond).
+  const t = Date.now();
   const line = `${JSON.stringify({ t, pid: process.pid, step, event, ...fields })}\n`;
   try {
     if (target === "stderr") writeSync(2, line);
