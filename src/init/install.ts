@@ -5,6 +5,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../errors.js";
+import { ADDON_FILE } from "../run/reaper.js";
 import { standaloneLauncher, standaloneRoot } from "../standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
@@ -22,7 +23,12 @@ function runningBundle(): string {
  */
 export function installBaton(dest: string): void {
   const root = standaloneRoot();
-  if (root === undefined) return copyExecutable(runningBundle(), dest);
+  if (root === undefined) {
+    // The reaper addon goes beside the copy, where src/run/reaper.ts looks for it (the bundle's own folder).
+    const addon = join(dirname(runningBundle()), ADDON_FILE);
+    if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
+    return copyExecutable(runningBundle(), dest);
+  }
   const launcher = standaloneLauncher(root);
   if (realpathSync(root) !== realpathOrSelf(dirname(dest))) copyLibFolder(join(root, "lib"), join(dirname(dest), "lib"));
   copyExecutable(launcher, dest); // last: a step that finds DEST finds its lib/ complete

@@ -5,15 +5,18 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { BATON, cleanEnv, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
-test("init DEST copies the running baton, mode 0755, and the copy runs a step", async () => {
+test("init DEST copies the running baton and its reaper addon, mode 0755, and the copy runs a step", async () => {
   const dir = tempDir();
   const dest = join(dir, "tekton/bin/baton");
   const exit = await runBaton(["init", dest]);
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(statSync(dest).mode & 0o777, 0o755);
   assert.deepEqual(readFileSync(dest), readFileSync(BATON));
+  const addon = join(dirname(BATON), "baton-reaper.node");
+  assert.deepEqual(readFileSync(join(dir, "tekton/bin/baton-reaper.node")), readFileSync(addon));
   const out = execFileSync(dest, ["--post-file", join(dir, "post"), "--", "echo", "from-the-copy"], { env: cleanEnv() });
   assert.equal(out.toString(), "from-the-copy\n");
   assert.equal(existsSync(join(dir, "post")), true);
