@@ -1,7 +1,7 @@
 // Shared helpers for integration tests: run the built bundle as a real process, optionally as PID 1 of a new PID
 // namespace, and observe it from outside (files, /proc, exit status). No fakes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, readdirSync, readlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -169,4 +169,30 @@ export function peakRssKiB(pid: number): number {
   const match = /^VmHWM:\s+(\d+) kB$/m.exec(readOr(`/proc/${pid}/status`, ""));
   if (!match) throw new Error(`no VmHWM for pid ${pid}`);
   return Number(match[1]);
+}
+
+/** Local TCP ports on which `pid` holds a listening socket (matched by socket inode, so other processes never count). */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const match = /^socket:\[(\d+)\]$/.exec(readlinkOr(`/proc/${pid}/fd/${fd}`));
+    if (match) inodes.add(match[1]!);
+  }
+  const ports: number[] = [];
+  for (const table of ["tcp", "tcp6"]) {
+    for (const line of readOr(`/proc/${pid}/net/${table}`, "").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // sl local_address rem_address st ... inode: state 0A is LISTEN
+      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(":")[1]!, 16));
+    }
+  }
+  return ports;
+}
+
+function readlinkOr(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "";
+  }
 }

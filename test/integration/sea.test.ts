@@ -4,11 +4,11 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   BATON, IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
-  startBaton, tempDir, waitFor,
+  listeningPorts, startBaton, tempDir, waitFor,
 } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace and a root folder";
@@ -47,36 +47,11 @@ function busyboxRoot(): string {
   return root;
 }
 
-/** Local TCP ports on which `pid` holds a listening socket (matched by socket inode, so other processes never count). */
-function listeningPorts(pid: number): number[] {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    const match = /^socket:\[(\d+)\]$/.exec(safeReadlink(`/proc/${pid}/fd/${fd}`));
-    if (match) inodes.add(match[1]!);
-  }
-  const ports: number[] = [];
-  for (const table of ["tcp", "tcp6"]) {
-    for (const line of readOr(`/proc/${pid}/net/${table}`, "").split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // sl local_address rem_address st ... inode: state 0A is LISTEN
-      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(":")[1]!, 16));
-    }
-  }
-  return ports;
-}
-
 /** A program's absolute path on this machine (for a child whose PATH is the test root's). */
 function hostProgram(name: string): string {
   return execFileSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).trim();
 }
 
-function safeReadlink(path: string): string {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return "";
-  }
-}
 
 test("the standalone baton prints its version", async () => {
   const exit = await runBaton(["--version"], { baton: [STANDALONE] });
