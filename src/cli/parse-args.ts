@@ -57,3 +57,17 @@ export function listOption(parsed: ParsedArgs, name: string): string[] {
   const value = parsed.options[name];
   return Array.isArray(value) ? value : [];
 }
+
+/**
+ * The value of `--name` in an argument vector that failed to parse, if one can be found before "--": a misconfigured
+ * step or sidecar still writes its .err file (POST.err, READY.err), so the containers after it end instead of waiting.
+ */
+export function findOptionValue(argv: readonly string[], name: string): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    const arg = argv[i]!;
+    if (arg === `--${name}`) found = argv[i + 1];
+    else if (arg.startsWith(`--${name}=`)) found = arg.slice(name.length + 3);
+  }
+  return found || undefined;
+}

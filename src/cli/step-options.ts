@@ -1,6 +1,6 @@
 import { usageError } from "../errors.js";
 import { parseDuration } from "./duration.js";
-import { listOption, parseArgs, stringOption, type OptionTable } from "./parse-args.js";
+import { findOptionValue, listOption, parseArgs, stringOption, type OptionTable } from "./parse-args.js";
 
 /** Everything step mode needs, typed and checked. Durations are in milliseconds; 0 means "none". */
 export interface StepOptions {
@@ -125,16 +125,7 @@ function optionalPath(value: string | undefined, option: string): string | undef
   return value === undefined ? undefined : nonEmpty(value, option);
 }
 
-/**
- * The --post-file of an argument vector that failed to parse, if one can be found: a misconfigured step still
- * writes POST.err, so the steps after it end instead of waiting forever.
- */
+/** The --post-file of an argument vector that failed to parse, if one can be found (see findOptionValue). */
 export function findPostFile(argv: readonly string[]): string | undefined {
-  let found: string | undefined;
-  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
-    const arg = argv[i]!;
-    if (arg === "--post-file") found = argv[i + 1];
-    else if (arg.startsWith("--post-file=")) found = arg.slice("--post-file=".length);
-  }
-  return found || undefined;
+  return findOptionValue(argv, "post-file");
 }

@@ -1,5 +1,6 @@
 // Sidecar mode, loaded only when `baton sidecar` is asked for: step mode's start-up never pays for it.
 import { makeFolder } from "../cli/check-paths.js";
+import { findOptionValue } from "../cli/parse-args.js";
 import { usageError } from "../errors.js";
 import { configureEvents, emit } from "../report/events.js";
 import { statOrUndefined } from "../wait/watch-folder.js";
@@ -56,11 +57,5 @@ function checkSidecarPaths(options: SidecarOptions): void {
 }
 
 function findReadyFile(argv: readonly string[]): string | undefined {
-  let found: string | undefined;
-  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
-    const arg = argv[i]!;
-    if (arg === "--ready-file") found = argv[i + 1];
-    else if (arg.startsWith("--ready-file=")) found = arg.slice("--ready-file=".length);
-  }
-  return found || undefined;
+  return findOptionValue(argv, "ready-file");
 }
