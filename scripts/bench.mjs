@@ -1,0 +1,155 @@
+// `make bench`: baton's speed beside the reference tools, measured in one run on this machine.
+// Prints one table and writes it to .bench/results.json (and .bench/results.md, the README's format).
+//   node scripts/bench.mjs [--quick] [--only 1,3,...] [--baton PATH]
+// Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
+// and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { msBetween, now } from "./bench/lib.mjs";
+import {
+  chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup,
+  startupSignalWindow,
+} from "./bench/rows.mjs";
+import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
+
+const ROOT = resolve(new URL("..", import.meta.url).pathname);
+const OUT = join(ROOT, ".bench");
+
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const option = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const quick = flag("--quick");
+const only = option("--only")?.split(",");
+const baton = resolve(option("--baton") ?? join(ROOT, "dist/baton.cjs"));
+
+// Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget.
+const reps = quick
+  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, startup: 10, signal: 5, memory: 3, capture: 2, window: 1 }
+  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, startup: 40, signal: 30, memory: 10, capture: 5, window: 3 };
+
+const ROWS = [
+  ["1", handoffLatency],
+  ["1b", handoffBetweenBatons],
+  ["2", chain],
+  ["3", startup],
+  ["4", signalLatency],
+  ["5", memory],
+  ["6", outputCapture],
+  ["7", startupSignalWindow],
+];
+
+const log = (message) => process.stderr.write(`bench: ${message}\n`);
+
+async function main() {
+  const began = now();
+  mkdirSync(OUT, { recursive: true });
+  const tmpRoot = join(OUT, "tmp");
+  rmSync(tmpRoot, { recursive: true, force: true });
+  mkdirSync(tmpRoot, { recursive: true });
+  const ctx = {
+    baton,
+    reps,
+    probes: compileProbes(join(OUT, "bin")),
+    tools: referenceTools(log),
+    root: process.getuid?.() === 0,
+    tempDir: (prefix) => mkdtempSync(join(tmpRoot, prefix)),
+  };
+  const host = machine();
+  log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}, load ${host.loadAverageAtStart.join(" ")}`);
+
+  const rows = [];
+  for (const [id, measure] of ROWS) {
+    if (only && !only.includes(id)) continue;
+    const t0 = now();
+    log(`row ${id}...`);
+    const row = await measure(ctx);
+    row.seconds = Number((msBetween(t0, now()) / 1000).toFixed(1));
+    rows.push(row);
+    log(`row ${id}: ${summaryText(row)} (${row.seconds} s)`);
+  }
+  rmSync(tmpRoot, { recursive: true, force: true });
+
+  const result = {
+    when: new Date().toISOString(),
+    commit: gitCommit(),
+    baton,
+    machine: host,
+    quick,
+    reps,
+    seconds: Number((msBetween(began, now()) / 1000).toFixed(1)),
+    rows,
+  };
+  writeFileSync(join(OUT, "results.json"), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(OUT, "results.md"), markdown(result));
+  process.stdout.write(`\n${table(result)}\n`);
+  log(`${result.seconds} s in all; written to .bench/results.json and .bench/results.md`);
+}
+
+function gitCommit() {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "src", "scripts"], { cwd: ROOT, encoding: "utf8" }).trim();
+    return dirty ? `${sha}+changes` : sha;
+  } catch {
+    return "unknown";
+  }
+}
+
+function value(row, stat) {
+  const v = row.stats?.[stat];
+  if (v === undefined) return "";
+  if (row.unit === "ms") return fmtMs(v);
+  if (row.unit === "MiB") return `${v.toFixed(1)} MiB`;
+  if (row.unit === "MiB/s") return `${v.toFixed(0)} MiB/s`;
+  return String(v);
+}
+
+function referenceText(row, ref) {
+  if (ref.text) return `${ref.label}: ${ref.text}`;
+  const unit = { ...row, stats: ref.stats };
+  return `${ref.label} ${value(unit, "median")} / ${value(unit, "p95")}`;
+}
+
+function cells(row) {
+  const mark = row.pass === true ? "✓ pass" : row.pass === false ? "✗ FAIL" : row.skipped ? "- skip" : "-";
+  if (row.skipped) return [row.id, row.figure, "", "", row.target, mark, row.skipped];
+  if (row.text) return [row.id, row.figure, row.text, "", row.target, mark, row.references.map((r) => referenceText(row, r)).join("; ")];
+  return [row.id, row.figure, value(row, "median"), value(row, "p95"), row.target, mark, row.references.map((r) => referenceText(row, r)).join("; ")];
+}
+
+const HEAD = ["#", "figure", "baton median", "p95", "target", "mark", "references (median / p95)"];
+
+function summaryText(row) {
+  return cells(row).slice(2).filter(Boolean).join(" | ");
+}
+
+function machineLine(r) {
+  const m = r.machine;
+  return `${m.nproc} x ${m.cpuModel}, Linux ${m.kernel}, ${m.os}, Node ${m.node}, load ${m.loadAverageAtStart.join(" ")} at start; ` +
+    `commit ${r.commit}, ${r.seconds} s${r.quick ? ", --quick" : ""}`;
+}
+
+function table(r) {
+  const lines = [HEAD, ...r.rows.map(cells)];
+  const widths = HEAD.map((_, i) => Math.max(...lines.map((l) => l[i].length)));
+  const fmt = (l) => l.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const notes = r.rows.filter((row) => row.profile).map((row) => `row ${row.id} handled/runs by delay (ms): ${row.profile}`);
+  return [machineLine(r), "", fmt(lines[0]), widths.map((w) => "-".repeat(w)).join("  "), ...lines.slice(1).map(fmt), "", ...notes].join("\n");
+}
+
+function markdown(r) {
+  const esc = (c) => c.replaceAll("|", "\\|");
+  const lines = [HEAD, ...r.rows.map(cells)].map((l) => `| ${l.map(esc).join(" | ")} |`);
+  lines.splice(1, 0, `|${HEAD.map(() => "---").join("|")}|`);
+  const notes = r.rows.filter((row) => row.profile).map((row) => `Row ${row.id}, handled/runs by delay in ms: ${row.profile}`);
+  return [`Machine: ${machineLine(r)}`, "", ...lines, "", ...notes, ""].join("\n");
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: ${error.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,135 @@
+// Shared pieces of the benchmark: the clean environment, process helpers, the clock, statistics.
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export { sleep };
+
+/**
+ * Every timed process gets exactly this environment, as `env -i PATH=/usr/local/bin:/usr/bin:/bin` would
+ * give it (passed to spawn directly, so no extra exec of env(1) lands inside the figures).
+ */
+export const CLEAN_ENV = Object.freeze({ PATH: "/usr/local/bin:/usr/bin:/bin" });
+
+/** CLOCK_MONOTONIC in ns: the same clock in every process on Linux, so the C probes' stamps compare with it. */
+export const now = () => process.hrtime.bigint();
+export const msBetween = (from, to) => Number(to - from) / 1e6;
+
+/** Reads the nanosecond stamp a probe wrote. */
+export function readStamp(path) {
+  return BigInt(readFileSync(path, "utf8").trim());
+}
+
+/** Starts a process with the clean environment. stdin and stdout are ignored unless given; stderr is kept for errors. */
+export function start(command, args, { stdio = ["ignore", "ignore", "pipe"], env = CLEAN_ENV } = {}) {
+  const child = spawn(command, args, { stdio, env });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => (stderr += chunk));
+  child.exited = new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stderr }));
+  });
+  return child;
+}
+
+/** Runs a process to its end and fails loudly if it did not exit with one of `okCodes`. */
+export async function run(command, args, options = {}, okCodes = [0]) {
+  const result = await start(command, args, options).exited;
+  if (!okCodes.includes(result.code)) {
+    throw new Error(`${command} ${args.join(" ")}: exit ${result.code ?? result.signal}\n${result.stderr}`);
+  }
+  return result;
+}
+
+/** Rejects if `child` ends with a code outside `okCodes`. */
+export async function expectExit(child, what, okCodes = [0]) {
+  const result = await child.exited;
+  if (!okCodes.includes(result.code)) throw new Error(`${what}: exit ${result.code ?? result.signal}\n${result.stderr}`);
+  return result;
+}
+
+/** True once `pid` holds an inotify instance with at least one watch, i.e. a waiting step has armed its watch. */
+function hasInotifyWatch(pid) {
+  let fds;
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== "anon_inode:inotify") continue;
+      if (readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8").includes("inotify wd:")) return true;
+    } catch {
+      // The fd closed while we looked.
+    }
+  }
+  return false;
+}
+
+/**
+ * Resolves once every process in `children` is waiting on an inotify watch (checked from /proc every 5 ms),
+ * then lets them settle for `settleMs`, as a step that waits for its turn is idle. A process that polls
+ * instead of watching never shows a watch: after `timeoutMs` we go on anyway and say so once.
+ */
+export async function waitUntilWatching(children, { timeoutMs = 10_000, settleMs = 30 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let pending = children.filter((c) => c.exitCode === null);
+  while (pending.length > 0) {
+    for (const child of pending) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const r = await child.exited;
+        throw new Error(`a waiting process ended early: exit ${r.code ?? r.signal}\n${r.stderr}`);
+      }
+    }
+    pending = pending.filter((c) => !hasInotifyWatch(c.pid));
+    if (pending.length === 0) break;
+    if (Date.now() > deadline) {
+      warnOnce("no inotify watch seen in a waiting baton within the timeout; going on without it");
+      break;
+    }
+    await sleep(5);
+  }
+  await sleep(settleMs);
+}
+
+const warned = new Set();
+export function warnOnce(message) {
+  if (warned.has(message)) return;
+  warned.add(message);
+  process.stderr.write(`bench: ${message}\n`);
+}
+
+/** The host PID of the first child of `pid` (the PID 1 that `unshare --fork` started). */
+export function firstChildPid(pid) {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
+  if (!children[0]) throw new Error(`process ${pid} has no child`);
+  return Number(children[0]);
+}
+
+/** Median and 95th percentile (nearest rank) of a list of numbers. */
+export function summarize(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { median, p95: rank(0.95), min: sorted[0], max: sorted.at(-1), n: sorted.length };
+}
+
+/** Resolves when `line` shows up on a child's stdout. */
+export function waitForLine(child, line, timeoutMs = 10_000) {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`no "${line}" within ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk) => {
+      seen += chunk;
+      if (seen.split("\n").includes(line)) {
+        clearTimeout(timer);
+        child.stdout.off("data", onData);
+        resolve();
+      }
+    };
+    child.stdout.on("data", onData);
+    child.exited.then((r) => reject(new Error(`ended before "${line}": exit ${r.code ?? r.signal}\n${r.stderr}`)));
+  });
+}

@@ -1,0 +1,399 @@
+// The benchmark rows. Each takes the context built by scripts/bench.mjs and returns a row:
+// { id, figure, unit, stats, samples, target, pass, references: [{ label, stats }], note, skipped }.
+import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  expectExit, firstChildPid, msBetween, now, readStamp, run, sleep, start, summarize, waitForLine,
+  waitUntilWatching,
+} from "./lib.mjs";
+
+const POST_CONTENT = '{"exitCode":0,"reason":"Completed"}\n';
+
+/** Writes `path` the way a finishing step does (temp file + rename) and returns the time just before rename(2). */
+function writePostFile(path) {
+  const temp = `${path}.tmp-bench`;
+  writeFileSync(temp, POST_CONTENT);
+  const at = now();
+  renameSync(temp, path);
+  return at;
+}
+
+/** Tekton's waiting rule as a reference: stat the file once a second, then run the command. */
+const POLL_WAITER = 'sleep "$1"; while [ ! -e "$2" ]; do sleep 1; done; shift 2; exec "$@"';
+const pollPhase = () => (Math.random() * 0.999).toFixed(3);
+
+/** Resolves with the time a file appears in `dir` (fs.watch + stat), or rejects after `timeoutMs`. */
+function whenFileAppears(path, dir, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      try {
+        readFileSync(path);
+      } catch {
+        return;
+      }
+      const at = now();
+      watcher.close();
+      clearTimeout(timer);
+      resolve(at);
+    };
+    const watcher = watch(dir, check);
+    const timer = setTimeout(() => {
+      watcher.close();
+      reject(new Error(`${path} did not appear within ${timeoutMs} ms`));
+    }, timeoutMs);
+    check();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. Handoff latency: step N's post file is in place -> step N+1's command starts, step N+1's baton already waiting.
+export async function handoffLatency(ctx) {
+  const { baton, probes, reps } = ctx;
+  const samples = [];
+  for (let i = 0; i < reps.handoff; i++) {
+    const dir = ctx.tempDir("handoff-");
+    const child = start(baton, ["--wait-file", join(dir, "post-1"), "--post-file", join(dir, "post-2"), "--", probes.stamp, join(dir, "started")]);
+    await waitUntilWatching([child]);
+    const posted = writePostFile(join(dir, "post-1"));
+    await expectExit(child, "baton (handoff)");
+    samples.push(msBetween(posted, readStamp(join(dir, "started"))));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const stats = summarize(samples);
+
+  // Reference: the same handoff to a waiter that stats its file once a second, all at once (random phases).
+  const dir = ctx.tempDir("handoff-poll-");
+  const waiters = [];
+  for (let i = 0; i < reps.handoffPoll; i++) {
+    waiters.push(start("sh", ["-c", POLL_WAITER, "sh", pollPhase(), join(dir, `post-${i}`), probes.stamp, join(dir, `started-${i}`)]));
+  }
+  await sleep(1200); // every waiter is past its phase and polling
+  const posted = waiters.map((_, i) => writePostFile(join(dir, `post-${i}`)));
+  await Promise.all(waiters.map((w) => expectExit(w, "poll waiter")));
+  const pollSamples = posted.map((t, i) => msBetween(t, readStamp(join(dir, `started-${i}`))));
+  rmSync(dir, { recursive: true, force: true });
+
+  return {
+    id: "1",
+    figure: "handoff latency (post file -> next command)",
+    unit: "ms",
+    stats,
+    samples,
+    target: "median <= 5 ms, p95 <= 20 ms",
+    pass: stats.median <= 5 && stats.p95 <= 20,
+    references: [{ label: "1 s stat poll", stats: summarize(pollSamples), samples: pollSamples }],
+    note: "post file written by the bench (temp + rename, clock read just before rename); next step's baton already waiting",
+  };
+}
+
+// 1b. The same handoff between two real batons: step N's command starts -> step N+1's command starts.
+export async function handoffBetweenBatons(ctx) {
+  const { baton, probes, reps } = ctx;
+  const samples = [];
+  for (let i = 0; i < reps.handoffPair; i++) {
+    const dir = ctx.tempDir("pair-");
+    const f = (name) => join(dir, name);
+    const stepN = start(baton, ["--wait-file", f("go"), "--post-file", f("post-1"), "--", probes.stamp, f("started-1")]);
+    const stepN1 = start(baton, ["--wait-file", f("post-1"), "--post-file", f("post-2"), "--", probes.stamp, f("started-2")]);
+    await waitUntilWatching([stepN, stepN1]);
+    writePostFile(f("go"));
+    await Promise.all([expectExit(stepN, "baton (step N)"), expectExit(stepN1, "baton (step N+1)")]);
+    samples.push(msBetween(readStamp(f("started-1")), readStamp(f("started-2"))));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    id: "1b",
+    figure: "handoff, command N start -> command N+1 start",
+    unit: "ms",
+    stats: summarize(samples),
+    samples,
+    target: "(info)",
+    pass: null,
+    references: [],
+    note: "two real batons; includes step N's no-op command, its reaping and its post file write",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. 20-step chain of /bin/true, all started at once: first wait file created -> last post file in place.
+async function chainOnce(ctx, steps, startStep) {
+  const dir = ctx.tempDir("chain-");
+  const post = (i) => join(dir, `post-${i}`);
+  const children = [];
+  for (let i = 1; i <= steps; i++) children.push(startStep(post(i - 1), post(i)));
+  return { dir, post, children };
+}
+
+export async function chain(ctx) {
+  const { baton, reps } = ctx;
+  const steps = 20;
+  const samples = [];
+  for (let r = 0; r < reps.chain; r++) {
+    const { dir, post, children } = await chainOnce(ctx, steps, (wait, postFile) =>
+      start(baton, ["--wait-file", wait, "--post-file", postFile, "--", "/bin/true"]));
+    await waitUntilWatching(children);
+    const last = whenFileAppears(post(steps), dir, 30_000);
+    const t0 = now();
+    closeSync(openSync(post(0), "w"));
+    samples.push(msBetween(t0, await last));
+    await Promise.all(children.map((c) => expectExit(c, "baton (chain step)")));
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  // Reference: the same chain with the 1 s stat-poll waiter (random phases), once: it takes ~10 s.
+  const references = [];
+  if (reps.chainPoll > 0) {
+    const pollSamples = [];
+    for (let r = 0; r < reps.chainPoll; r++) {
+      const { dir, post, children } = await chainOnce(ctx, steps, (wait, postFile) =>
+        start("sh", ["-c", `${POLL_WAITER}`, "sh", pollPhase(), wait, "sh", "-c", '/bin/true && : > "$0"', postFile]));
+      await sleep(1200);
+      const last = whenFileAppears(post(steps), dir, 60_000);
+      const t0 = now();
+      closeSync(openSync(post(0), "w"));
+      pollSamples.push(msBetween(t0, await last));
+      await Promise.all(children.map((c) => expectExit(c, "poll waiter (chain)")));
+      rmSync(dir, { recursive: true, force: true });
+    }
+    references.push({ label: "1 s stat poll", stats: summarize(pollSamples), samples: pollSamples });
+  }
+  const stats = summarize(samples);
+  return {
+    id: "2",
+    figure: `${steps}-step chain of /bin/true`,
+    unit: "ms",
+    stats,
+    samples,
+    target: "<= 250 ms",
+    pass: stats.median <= 250,
+    references,
+    note: "all steps started at once and waiting; first wait file created -> last post file seen",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. Start-up overhead: whole run of `baton -- /bin/true` against the references, interleaved.
+export async function startup(ctx) {
+  const { baton, tools, reps } = ctx;
+  const contenders = [
+    { label: "baton -- /bin/true", cmd: baton, args: ["--", "/bin/true"] },
+    { label: "/bin/true", cmd: "/bin/true", args: [] },
+    { label: "node -e 0", cmd: "node", args: ["-e", "0"] },
+  ];
+  if (tools.tini) contenders.push({ label: "tini -- /bin/true", cmd: tools.tini, args: ["-s", "--", "/bin/true"] });
+  if (tools.dumbInit) contenders.push({ label: "dumb-init /bin/true", cmd: tools.dumbInit, args: ["/bin/true"] });
+  const samples = new Map(contenders.map((c) => [c.label, []]));
+  for (let r = -2; r < reps.startup; r++) {
+    for (const c of contenders) {
+      const t0 = now();
+      await run(c.cmd, c.args);
+      if (r >= 0) samples.get(c.label).push(msBetween(t0, now())); // the first two rounds warm the caches
+    }
+  }
+  const stats = summarize(samples.get(contenders[0].label));
+  const node = summarize(samples.get("node -e 0"));
+  return {
+    id: "3",
+    figure: "start-up: baton -- /bin/true",
+    unit: "ms",
+    stats,
+    samples: samples.get(contenders[0].label),
+    target: `<= 1.3 x node -e 0 (${fmtMs(1.3 * node.median)})`,
+    pass: stats.median <= 1.3 * node.median,
+    ratio: stats.median / node.median,
+    references: contenders.slice(1).map((c) => ({ label: c.label, stats: summarize(samples.get(c.label)), samples: samples.get(c.label) })),
+    note: `spawn -> exit, measured by the bench; ${(stats.median / node.median).toFixed(2)} x node -e 0`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 4. Signal forwarding latency as PID 1: kill(PID 1, SIGTERM) -> the command's handler runs.
+export async function signalLatency(ctx) {
+  const { baton, probes, tools, reps } = ctx;
+  if (!ctx.root) return skipped("4", "signal forwarding latency (PID 1)", "needs root for unshare --pid");
+  const contenders = [{ label: "baton", argv: [baton, "--"] }];
+  if (tools.tini) contenders.push({ label: "tini", argv: [tools.tini, "--"] });
+  const samples = new Map(contenders.map((c) => [c.label, []]));
+  for (let r = 0; r < reps.signal; r++) {
+    for (const c of contenders) {
+      const dir = ctx.tempDir("signal-");
+      const handled = join(dir, "handled");
+      const ns = start("unshare", ["--pid", "--fork", "--mount-proc", ...c.argv, probes.sigprobe, handled], { stdio: ["ignore", "pipe", "pipe"] });
+      await waitForLine(ns, "ready");
+      const pid1 = firstChildPid(ns.pid);
+      await sleep(20); // the wrapper is idle while its command runs
+      const t0 = now();
+      process.kill(pid1, "SIGTERM");
+      await ns.exited;
+      samples.get(c.label).push(msBetween(t0, readStamp(handled)));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const stats = summarize(samples.get("baton"));
+  return {
+    id: "4",
+    figure: "signal forwarding latency (PID 1)",
+    unit: "ms",
+    stats,
+    samples: samples.get("baton"),
+    target: "median <= 1 ms",
+    pass: stats.median <= 1,
+    references: contenders.slice(1).map((c) => ({ label: c.label, stats: summarize(samples.get(c.label)), samples: samples.get(c.label) })),
+    note: "unshare --pid --fork --mount-proc; SIGTERM from the host to PID 1 -> the command's handler (static C)",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. Memory: VmHWM of the wrapper while its command runs (the command reads its parent's /proc status).
+export async function memory(ctx) {
+  const { baton, probes, tools, reps } = ctx;
+  const vmHwmMiB = async (argv) => {
+    const dir = ctx.tempDir("mem-");
+    await run(argv[0], [...argv.slice(1), probes.memprobe, join(dir, "status")]);
+    const kib = Number(/VmHWM:\s*(\d+)/.exec(readFileSync(join(dir, "status"), "utf8"))[1]);
+    rmSync(dir, { recursive: true, force: true });
+    return kib / 1024;
+  };
+  const lifetimeMiB = async (argv) => {
+    const r = await run(probes.maxrss, argv);
+    return Number(/maxrss (\d+)/.exec(r.stderr)[1]) / 1024;
+  };
+  const series = { baton: [], tini: [], "node -e ''": [], "baton, whole run": [] };
+  for (let r = 0; r < reps.memory; r++) {
+    series.baton.push(await vmHwmMiB([baton, "--"]));
+    if (tools.tini) series.tini.push(await vmHwmMiB([tools.tini, "-s", "--"]));
+    series["node -e ''"].push(await lifetimeMiB(["node", "-e", ""]));
+    series["baton, whole run"].push(await lifetimeMiB([baton, "--", "/bin/true"]));
+  }
+  const stats = summarize(series.baton);
+  return {
+    id: "5",
+    figure: "peak RSS while the command runs",
+    unit: "MiB",
+    stats,
+    samples: series.baton,
+    target: "<= 48 MiB",
+    pass: stats.median <= 48,
+    references: Object.entries(series)
+      .filter(([label, s]) => label !== "baton" && s.length > 0)
+      .map(([label, s]) => ({ label, stats: summarize(s), samples: s })),
+    note: "VmHWM of the wrapper read by its command; node -e '' and 'whole run' are wait4 ru_maxrss over the process's life",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. Output capture throughput: 200 MiB through `baton --stdout-path FILE` (stdout to /dev/null) against tee.
+export async function outputCapture(ctx) {
+  const { baton, probes, reps } = ctx;
+  const figure = "output capture, 200 MiB (--stdout-path)";
+  const probe = await start(baton, ["--stdout-path", "/dev/null", "--", "/bin/true"]).exited;
+  if (probe.code === 2) return skipped("6", figure, "not available yet: this baton rejects --stdout-path (usage error)");
+  const mib = 200;
+  const devNull = openSync("/dev/null", "w");
+  const series = { baton: [], tee: [] };
+  try {
+    for (let r = 0; r < reps.capture; r++) {
+      for (const label of ["baton", "tee"]) {
+        const dir = ctx.tempDir("capture-");
+        const file = join(dir, "out.log");
+        const [cmd, args] = label === "baton"
+          ? [baton, ["--stdout-path", file, "--", probes.gen, String(mib)]]
+          : ["sh", ["-c", `"$0" ${mib} | tee "$1" > /dev/null`, probes.gen, file]];
+        const t0 = now();
+        await run(cmd, args, { stdio: ["ignore", devNull, "pipe"] });
+        series[label].push(mib / (msBetween(t0, now()) / 1000));
+        const size = readFileSync(file).length;
+        if (size !== mib * 2 ** 20) throw new Error(`${label} captured ${size} bytes, expected ${mib * 2 ** 20}`);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    closeSync(devNull);
+  }
+  // Throughput: higher is better, so the bad tail is the 5th percentile.
+  const throughput = (s) => {
+    const sorted = [...s].sort((a, b) => a - b);
+    return { ...summarize(s), p95: sorted[Math.max(0, Math.ceil(0.05 * sorted.length) - 1)] };
+  };
+  const stats = throughput(series.baton);
+  const tee = throughput(series.tee);
+  return {
+    id: "6",
+    figure,
+    unit: "MiB/s",
+    stats,
+    samples: series.baton,
+    target: `>= 0.8 x tee (${(0.8 * tee.median).toFixed(0)} MiB/s)`,
+    pass: stats.median >= 0.8 * tee.median,
+    references: [{ label: "gen | tee FILE > /dev/null", stats: tee, samples: series.tee }],
+    note: "p95 column is the slow tail (5th percentile of throughput)",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 7. The start-up window in which a fresh PID 1 loses SIGTERM: SIGTERM t ms after execve, t = 0..40 ms.
+export async function startupSignalWindow(ctx) {
+  const { baton, probes, tools, reps } = ctx;
+  const figure = "SIGTERM lost after exec of PID 1 (window)";
+  if (!ctx.root) return skipped("7", figure, "needs root for a PID namespace");
+  const runOnce = async (argv, ms) => {
+    const child = start(probes.pid1, [String(Math.round(ms * 1000)), "--", ...argv, "/bin/sleep", "0.3"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (c) => (stdout += c));
+    await expectExit(child, "pid1");
+    const [status, elapsed] = stdout.trim().split(" ").map(Number);
+    return { ms, status, elapsedMs: elapsed, lost: status === 0 };
+  };
+  const window = async (argv, delays) => {
+    const runs = [];
+    for (let r = 0; r < reps.window; r++) for (const ms of delays) runs.push(await runOnce(argv, ms));
+    const lostAt = runs.filter((x) => x.lost).map((x) => x.ms);
+    const lastLost = lostAt.length ? Math.max(...lostAt) : null;
+    return { runs, lastLost, safeFrom: lastLost === null ? 0 : Math.min(...delays.filter((d) => d > lastLost), Infinity) };
+  };
+  let delays = Array.from({ length: 21 }, (_, i) => i * 2); // 0..40 ms
+  const batonWindow = await window([baton, "--"], delays);
+  // On a slow or busy machine the window can reach past 40 ms: extend until a delay never loses the signal.
+  while (batonWindow.safeFrom === Infinity && delays.at(-1) < 200) {
+    const more = [delays.at(-1) + 10, delays.at(-1) + 20];
+    delays = [...delays, ...more];
+    const extra = await window([baton, "--"], more);
+    batonWindow.runs.push(...extra.runs);
+    const lostAt = batonWindow.runs.filter((x) => x.lost).map((x) => x.ms);
+    batonWindow.lastLost = Math.max(...lostAt);
+    batonWindow.safeFrom = Math.min(...delays.filter((d) => d > batonWindow.lastLost), Infinity);
+  }
+  const references = [];
+  if (tools.tini) {
+    const tiniWindow = await window([tools.tini, "--"], [0, 1, 2, 4]);
+    references.push({ label: "tini", window: tiniWindow, text: tiniWindow.lastLost === null ? "never lost (t >= 0 ms)" : `lost up to ${tiniWindow.lastLost} ms` });
+  }
+  const handledShare = (ms) => {
+    const at = batonWindow.runs.filter((x) => x.ms === ms);
+    return `${at.filter((x) => !x.lost).length}/${at.length}`;
+  };
+  return {
+    id: "7",
+    figure,
+    unit: "ms",
+    window: batonWindow,
+    text: batonWindow.lastLost === null ? "never lost" : `lost up to ${batonWindow.lastLost} ms, handled from ${batonWindow.safeFrom} ms`,
+    profile: delays.map((ms) => `${ms}:${handledShare(ms)}`).join(" "),
+    target: "(measured, stated in README)",
+    pass: null,
+    references,
+    note: `SIGTERM t ms after execve (t = ${delays[0]}..${delays.at(-1)} ms, ${reps.window} runs each); lost = the command ran to its end`,
+  };
+}
+
+function skipped(id, figure, reason) {
+  return { id, figure, skipped: reason, target: "", pass: null, references: [] };
+}
+
+export function fmtMs(ms) {
+  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms >= 100) return `${ms.toFixed(0)} ms`;
+  if (ms >= 10) return `${ms.toFixed(1)} ms`;
+  if (ms >= 1) return `${ms.toFixed(2)} ms`;
+  return `${ms.toFixed(3)} ms`;
+}
