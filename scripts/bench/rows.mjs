@@ -392,6 +392,7 @@ function skipped(id, figure, reason) {
 
 export function fmtMs(ms) {
   if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
   if (ms >= 100) return `${ms.toFixed(0)} ms`;
   if (ms >= 10) return `${ms.toFixed(1)} ms`;
   if (ms >= 1) return `${ms.toFixed(2)} ms`;

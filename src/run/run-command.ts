@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { trackChild } from "./children.js";
 import { exitCodeOf, spawnErrorExitCode } from "./exit-code.js";
+import { spawnProcess } from "./start-process.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
 // started, grandchildren included. The price: the command has no controlling terminal, which a pod's step never has.
@@ -48,7 +48,7 @@ const KILL_SETTLE_MS = 2000;
 
 export function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
-  const child = spawn(program, args, { stdio: options.stdio ?? "inherit", detached: true });
+  const child = spawnProcess(program, args, options.stdio ?? "inherit");
   trackChild(child);
   const pid = child.pid;
   let stoppedWith: NodeJS.Signals | undefined;

@@ -1,0 +1,97 @@
+import type { StdioOptions } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { createRequire } from "node:module";
+import { constants } from "node:os";
+import type { Readable } from "node:stream";
+
+// Starts a program in a process group of its own (setsid). With inherited stdio (every step that does not capture
+// its output) it goes through `process_wrap`, the binding that child_process.spawn itself calls: loading
+// node:child_process costs 5-9 ms of every step's start-up (it pulls in net, stream and dgram), the binding 0.1 ms
+// (make bench, issue 6). process.binding() is a documentation-only deprecation (DEP0111) and 'process_wrap' is on
+// Node's allow list from Node 20 to today. Piped stdio, or a Node without the binding, use child_process, loaded
+// only then.
+
+/** The part of a ChildProcess that run-command uses; a real ChildProcess is one. */
+export interface SpawnedProcess {
+  /** undefined when the program could not be started: 'error' follows. */
+  readonly pid?: number | undefined;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  once(event: "error", listener: (error: NodeJS.ErrnoException) => void): this;
+  once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+}
+
+interface ProcessHandle {
+  pid: number;
+  onexit: (exitCode: number, signalCode: string) => void;
+  spawn(options: object): number;
+  close(): void;
+}
+
+/** Loaded with the module, not at the first start: a waiting step loads it while idle, off the handoff path. */
+const ProcessWrap = loadProcessWrap();
+
+function loadProcessWrap(): (new () => ProcessHandle) | null {
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true; // --pending-deprecation in a user's NODE_OPTIONS must not print in their step's log
+  try {
+    return (process as unknown as { binding(name: string): { Process: new () => ProcessHandle } }).binding("process_wrap").Process;
+  } catch {
+    return null;
+  } finally {
+    process.noDeprecation = quiet;
+  }
+}
+
+const INHERIT = [0, 1, 2].map((fd) => ({ type: "inherit", fd }));
+
+export function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit"): SpawnedProcess {
+  const inherited = stdio === "inherit" || (Array.isArray(stdio) && stdio.every((s) => s === "inherit"));
+  if (!inherited || !ProcessWrap) return childProcess().spawn(program, args, { stdio, detached: true });
+  return new InheritedProcess(ProcessWrap, program, args);
+}
+
+/** A command with inherited stdio, started through process_wrap; events as a ChildProcess gives them. */
+class InheritedProcess extends EventEmitter implements SpawnedProcess {
+  readonly pid: number | undefined;
+  readonly stdout = null;
+  readonly stderr = null;
+
+  constructor(Process: new () => ProcessHandle, program: string, args: readonly string[]) {
+    super();
+    const handle = new Process();
+    handle.onexit = (exitCode, signalCode) => {
+      this.emit("exit", signalCode ? null : exitCode, signalCode || null);
+      handle.close();
+    };
+    const envPairs: string[] = [];
+    for (const [key, value] of Object.entries(process.env)) if (value !== undefined) envPairs.push(`${key}=${value}`);
+    // As child_process does: the program is looked up in PATH (libuv's execvp), argv[0] is the name as given.
+    const err = handle.spawn({ file: program, args: [program, ...args], envPairs, stdio: INHERIT, detached: true });
+    if (err === 0) {
+      this.pid = handle.pid;
+      return;
+    }
+    handle.close();
+    const code = errnoName(err);
+    const error: NodeJS.ErrnoException = Object.assign(new Error(`spawn ${program} ${code}`), { errno: err, code, syscall: `spawn ${program}`, path: program });
+    process.nextTick(() => this.emit("error", error)); // after the caller has added its listeners, as Node does
+  }
+}
+
+let loadedChildProcess: typeof import("node:child_process") | undefined;
+
+function childProcess(): typeof import("node:child_process") {
+  // A builtin resolves the same from any folder: "/" only gives createRequire an absolute path.
+  loadedChildProcess ??= createRequire("/")("node:child_process") as typeof import("node:child_process");
+  return loadedChildProcess;
+}
+
+function errnoName(err: number): string {
+  for (const [name, value] of Object.entries(constants.errno)) if (value === -err) return name;
+  return `E${-err}`;
+}
+
+/** For tests: whether inherited stdio goes through process_wrap on this Node. */
+export const usesProcessWrap = ProcessWrap !== null;
+
