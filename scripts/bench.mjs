@@ -137,15 +137,23 @@ function table(r) {
   const lines = [HEAD, ...r.rows.map(cells)];
   const widths = HEAD.map((_, i) => Math.max(...lines.map((l) => l[i].length)));
   const fmt = (l) => l.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
-  const notes = r.rows.filter((row) => row.profile).map((row) => `row ${row.id} handled/runs by delay (ms): ${row.profile}`);
+  const notes = windowNotes(r);
   return [machineLine(r), "", fmt(lines[0]), widths.map((w) => "-".repeat(w)).join("  "), ...lines.slice(1).map(fmt), "", ...notes].join("\n");
+}
+
+/** Row 7 in detail: how many runs handled SIGTERM sent t ms after exec, for baton and each reference. */
+function windowNotes(r) {
+  return r.rows.filter((row) => row.window).flatMap((row) => [
+    `row ${row.id}, SIGTERM handled/runs by t (ms) - baton: ${row.window.profile}`,
+    ...row.references.filter((ref) => ref.window).map((ref) => `row ${row.id} - ${ref.label}: ${ref.window.profile}`),
+  ]);
 }
 
 function markdown(r) {
   const esc = (c) => c.replaceAll("|", "\\|");
   const lines = [HEAD, ...r.rows.map(cells)].map((l) => `| ${l.map(esc).join(" | ")} |`);
   lines.splice(1, 0, `|${HEAD.map(() => "---").join("|")}|`);
-  const notes = r.rows.filter((row) => row.profile).map((row) => `Row ${row.id}, handled/runs by delay in ms: ${row.profile}`);
+  const notes = windowNotes(r).map((n) => `${n}  `);
   return [`Machine: ${machineLine(r)}`, "", ...lines, "", ...notes, ""].join("\n");
 }
 

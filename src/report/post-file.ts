@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { existsSync, unlinkSync } from "node:fs";
 import { BatonError, describeSystemError } from "../errors.js";
 import { writeFileAtomic } from "./atomic-write.js";
 
@@ -24,10 +24,20 @@ export function writePostFile(postFile: string, success: boolean, record: PostRe
   const path = postFilePath(postFile, success);
   try {
     // Remove a stale opposite first (a restarted container), so the two never exist at once.
-    rmSync(postFilePath(postFile, !success), { force: true });
+    removeIfPresent(postFilePath(postFile, !success));
     writeFileAtomic(path, `${JSON.stringify(record)}\n`);
   } catch (error) {
     throw new BatonError(`cannot write post file ${path}: ${describeSystemError(error)}`);
   }
   return path;
+}
+
+/** Not rmSync({ force: true }): that loads fs/rimraf, ~0.5 ms on every step's way to its post file (make bench). */
+function removeIfPresent(path: string): void {
+  if (!existsSync(path)) return;
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
 }
