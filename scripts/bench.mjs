@@ -5,6 +5,7 @@
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { msBetween, now } from "./bench/lib.mjs";
 import {
@@ -81,6 +82,7 @@ async function main() {
     quick,
     reps,
     seconds: Number((msBetween(began, now()) / 1000).toFixed(1)),
+    loadAverageAtEnd: loadavg().map((l) => Number(l.toFixed(2))),
     rows,
   };
   writeFileSync(join(OUT, "results.json"), `${JSON.stringify(result, null, 2)}\n`);
@@ -129,7 +131,7 @@ function summaryText(row) {
 
 function machineLine(r) {
   const m = r.machine;
-  return `${m.nproc} x ${m.cpuModel}, Linux ${m.kernel}, ${m.os}, Node ${m.node}, load ${m.loadAverageAtStart.join(" ")} at start; ` +
+  return `${m.nproc} x ${m.cpuModel}, Linux ${m.kernel}, ${m.os}, Node ${m.node}, load ${m.loadAverageAtStart[0]} at start, ${r.loadAverageAtEnd[0]} at end (1-min average); ` +
     `commit ${r.commit}, ${r.seconds} s${r.quick ? ", --quick" : ""}`;
 }
 

@@ -286,8 +286,11 @@ export async function memory(ctx) {
 export async function outputCapture(ctx) {
   const { baton, probes, reps } = ctx;
   const figure = "output capture, 200 MiB (--stdout-path)";
-  const probe = await start(baton, ["--stdout-path", "/dev/null", "--", "/bin/true"]).exited;
+  const probeDir = ctx.tempDir("capture-probe-");
+  const probe = await start(baton, ["--stdout-path", join(probeDir, "out.log"), "--", "/bin/true"]).exited;
+  rmSync(probeDir, { recursive: true, force: true });
   if (probe.code === 2) return skipped("6", figure, "not available yet: this baton rejects --stdout-path (usage error)");
+  if (probe.code !== 0) throw new Error(`baton --stdout-path FILE -- /bin/true: exit ${probe.code}\n${probe.stderr}`);
   const mib = 200;
   const devNull = openSync("/dev/null", "w");
   const series = { baton: [], tee: [] };
