@@ -88,6 +88,10 @@ async function main() {
   writeFileSync(join(OUT, "results.json"), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(OUT, "results.md"), markdown(result));
   process.stdout.write(`\n${table(result)}\n`);
+  const busiest = Math.max(host.loadAverageAtStart[0], result.loadAverageAtEnd[0]);
+  if (busiest > host.nproc) {
+    log(`the machine was busy (1-min load ${busiest} on ${host.nproc} CPUs): other work inflated these figures, the p95 most`);
+  }
   log(`${result.seconds} s in all; written to .bench/results.json and .bench/results.md`);
 }
 

@@ -25,6 +25,7 @@ export function start(command, args, { stdio = ["ignore", "ignore", "pipe"], env
   const child = spawn(command, args, { stdio, env });
   let stderr = "";
   child.stderr?.on("data", (chunk) => (stderr += chunk));
+  child.stderrSoFar = () => stderr;
   child.exited = new Promise((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, stderr }));
@@ -69,10 +70,11 @@ function hasInotifyWatch(pid) {
 
 /**
  * Resolves once every process in `children` is waiting on an inotify watch (checked from /proc every 5 ms),
- * then lets them settle for `settleMs`, as a step that waits for its turn is idle. A process that polls
- * instead of watching never shows a watch: after `timeoutMs` we go on anyway and say so once.
+ * then lets them settle for `settleMs`, as a step that waits for its turn is idle. A baton that polls instead
+ * (the kernel refused a watch: inotify instances are a per-user limit) says so on stderr and counts as ready;
+ * after `timeoutMs` we go on anyway and say so once.
  */
-export async function waitUntilWatching(children, { timeoutMs = 10_000, settleMs = 30 } = {}) {
+export async function waitUntilWatching(children, { timeoutMs = 5_000, settleMs = 30 } = {}) {
   const deadline = Date.now() + timeoutMs;
   let pending = children.filter((c) => c.exitCode === null);
   while (pending.length > 0) {
@@ -82,7 +84,10 @@ export async function waitUntilWatching(children, { timeoutMs = 10_000, settleMs
         throw new Error(`a waiting process ended early: exit ${r.code ?? r.signal}\n${r.stderr}`);
       }
     }
-    pending = pending.filter((c) => !hasInotifyWatch(c.pid));
+    for (const child of pending) {
+      if (/polling/.test(child.stderrSoFar?.() ?? "")) warnOnce("a baton fell back to polling (inotify limit?): its figures include the poll interval");
+    }
+    pending = pending.filter((c) => !hasInotifyWatch(c.pid) && !/polling/.test(c.stderrSoFar?.() ?? ""));
     if (pending.length === 0) break;
     if (Date.now() > deadline) {
       warnOnce("no inotify watch seen in a waiting baton within the timeout; going on without it");
