@@ -351,7 +351,8 @@ export async function startupSignalWindow(ctx) {
     return { ms, status, elapsedMs: elapsed, lost: status === 0 };
   };
   // Sweeps the delays (shuffled in each round, so a change in load does not line up with t), and goes on past
-  // the last one in 5 ms steps while a signal is still lost there (a busy machine starts Node more slowly).
+  // the last one while a signal is still lost there (a busy machine starts Node more slowly): 5 ms steps, 10 ms
+  // past 60 ms, up to 200 ms.
   const sweep = async (argv, delays, rounds) => {
     const runs = [];
     const measure = async (list) => {
@@ -360,7 +361,8 @@ export async function startupSignalWindow(ctx) {
     await measure(delays);
     const lastLost = () => Math.max(-1, ...runs.filter((x) => x.lost).map((x) => x.ms));
     while (lastLost() === Math.max(...delays) && delays.at(-1) < 200) {
-      const more = [delays.at(-1) + 5, delays.at(-1) + 10];
+      const step = delays.at(-1) >= 60 ? 10 : 5;
+      const more = [delays.at(-1) + step, delays.at(-1) + 2 * step];
       delays = [...delays, ...more];
       await measure(more);
     }
