@@ -1,6 +1,6 @@
 // The benchmark rows. Each takes the context built by scripts/bench.mjs and returns a row:
 // { id, figure, unit, stats, samples, target, pass, references: [{ label, stats }], note, skipped }.
-import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   expectExit, firstChildPid, msBetween, now, readStamp, run, sleep, start, summarize, waitForLine,
@@ -26,11 +26,7 @@ const pollPhase = () => (Math.random() * 0.999).toFixed(3);
 function whenFileAppears(path, dir, timeoutMs) {
   return new Promise((resolve, reject) => {
     const check = () => {
-      try {
-        readFileSync(path);
-      } catch {
-        return;
-      }
+      if (!existsSync(path)) return;
       const at = now();
       watcher.close();
       clearTimeout(timer);
