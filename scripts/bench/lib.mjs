@@ -20,9 +20,22 @@ export function readStamp(path) {
   return BigInt(readFileSync(path, "utf8").trim());
 }
 
+/** Every process the bench started and has not seen end: killed if the bench stops early (a failed row). */
+const running = new Set();
+process.on("exit", () => {
+  for (const child of running) {
+    try {
+      child.kill("SIGKILL");
+    } catch {}
+  }
+});
+for (const [signal, number] of [["SIGINT", 2], ["SIGTERM", 15], ["SIGHUP", 1]]) process.on(signal, () => process.exit(128 + number));
+
 /** Starts a process with the clean environment. stdin and stdout are ignored unless given; stderr is kept for errors. */
 export function start(command, args, { stdio = ["ignore", "ignore", "pipe"], env = CLEAN_ENV } = {}) {
   const child = spawn(command, args, { stdio, env });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
   let stderr = "";
   child.stderr?.on("data", (chunk) => (stderr += chunk));
   child.stderrSoFar = () => stderr;
