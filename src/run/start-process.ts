@@ -7,9 +7,9 @@ import type { Readable } from "node:stream";
 // Starts a program in a process group of its own (setsid). With inherited stdio (every step that does not capture
 // its output) it goes through `process_wrap`, the binding that child_process.spawn itself calls: loading
 // node:child_process costs 5-9 ms of every step's start-up (it pulls in net, stream and dgram), the binding 0.1 ms
-// (make bench, issue 6). process.binding() is a documentation-only deprecation (DEP0111) and 'process_wrap' is on
-// Node's allow list from Node 20 to today. Piped stdio, or a Node without the binding, use child_process, loaded
-// only then.
+// (make bench, issue 6). process.binding() is a documentation-only deprecation (DEP0111), but the binding is internal:
+// its arguments change between majors, so it is used only on the major checked here. Piped stdio, or another Node
+// (the standalone build's), use child_process, loaded only then.
 
 /** The part of a ChildProcess that run-command uses; a real ChildProcess is one. */
 export interface SpawnedProcess {
@@ -28,10 +28,14 @@ interface ProcessHandle {
   close(): void;
 }
 
+/** The Node major whose process_wrap.spawn(options) baton has checked; Node 24's takes other arguments (it aborts). */
+const CHECKED_NODE_MAJOR = 20;
+
 /** Loaded with the module, not at the first start: a waiting step loads it while idle, off the handoff path. */
 const ProcessWrap = loadProcessWrap();
 
 function loadProcessWrap(): (new () => ProcessHandle) | null {
+  if (Number(process.versions.node.split(".")[0]) !== CHECKED_NODE_MAJOR) return null;
   const quiet = process.noDeprecation;
   process.noDeprecation = true; // --pending-deprecation in a user's NODE_OPTIONS must not print in their step's log
   try {
