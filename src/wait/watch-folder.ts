@@ -1,4 +1,4 @@
-import { watch, statSync, type FSWatcher } from "node:fs";
+import { watch, lstatSync, statSync, type FSWatcher } from "node:fs";
 import { dirname } from "node:path";
 
 // Calls onChange whenever something may have happened to `file`, using one inotify watch on the nearest folder
@@ -18,6 +18,7 @@ export function watchFolderOf(file: string, onChange: () => void, warn: (message
   const folder = dirname(file);
   let watcher: FSWatcher | undefined;
   let watched: { path: string; ino: number } | undefined;
+  let linkWatchers: FSWatcher[] = [];
   let poll: NodeJS.Timeout | undefined;
 
   const fallBackToPolling = (path: string, error: NodeJS.ErrnoException) => {
@@ -43,11 +44,29 @@ export function watchFolderOf(file: string, onChange: () => void, warn: (message
         }
         watcher.on("error", onEvent);
         watched = target;
+        watchLinkFolders(target.path);
       }
       // A folder made between finding `target` and arming its watch gave no event: make sure none was.
       if (sameFolder(nearestFolder(folder), target)) return;
     }
   };
+
+  // A folder reached through a symlink (lk/post with lk -> a) changes when that link is retargeted, and only the
+  // folder holding the link gets an event for it: watch those folders too. Best effort: the safety poll remains.
+  function watchLinkFolders(path: string) {
+    for (const linkWatcher of linkWatchers) linkWatcher.close();
+    linkWatchers = [];
+    for (let part = path; part !== dirname(part); part = dirname(part)) {
+      if (!isSymlink(part)) continue;
+      try {
+        const linkWatcher = watch(dirname(part), { persistent: true }, onEvent);
+        linkWatcher.on("error", () => linkWatcher.close());
+        linkWatchers.push(linkWatcher);
+      } catch {
+        // Not watchable (inotify limit): the safety poll still sees the retargeted link.
+      }
+    }
+  }
 
   function onEvent() {
     try {
@@ -61,6 +80,8 @@ export function watchFolderOf(file: string, onChange: () => void, warn: (message
   function close() {
     watcher?.close();
     watcher = undefined;
+    for (const linkWatcher of linkWatchers) linkWatcher.close();
+    linkWatchers = [];
     if (poll) clearInterval(poll);
   }
 
@@ -78,6 +99,14 @@ function nearestFolder(folder: string): { path: string; ino: number } {
     const stats = statOrUndefined(path);
     if (stats?.isDirectory()) return { path, ino: stats.ino };
     if (path === dirname(path)) throw Object.assign(new Error(`no folder of ${folder} exists`), { code: "ENOENT" });
+  }
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

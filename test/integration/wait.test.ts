@@ -82,6 +82,23 @@ test("sees the Kubernetes ..data symlink swap of a downward-API volume", async (
   assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
 });
 
+test("a wait file in a folder that is a symlink: seen when the link is retargeted to a folder that holds it", async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "old"));
+  mkdirSync(join(dir, "new"));
+  writeFileSync(join(dir, "new/prev"), "");
+  symlinkSync("old", join(dir, "link"));
+  // --wait-timeout bounds a broken baton: it gives up (124) instead of hanging the suite.
+  const { baton, waiting } = waitingStep(dir, ["--wait-file", join(dir, "link/prev"), "--wait-timeout", "20s"]);
+  await waiting();
+  await apart(); // let baton arm its watch on old/: retargeting before that is seen by its first look
+  symlinkSync("new", join(dir, "link_tmp"));
+  renameSync(join(dir, "link_tmp"), join(dir, "link"));
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
+});
+
 test("follows a wait file whose folders do not exist yet when baton starts", async () => {
   const dir = tempDir();
   const file = join(dir, "a/b/c/prev");
