@@ -99,6 +99,44 @@ test("a wait file in a folder that is a symlink: seen when the link is retargete
   assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
 });
 
+test("a wait file in a folder that is a symlink: a file made in the link's target counts", async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "real"));
+  symlinkSync("real", join(dir, "link"));
+  const { baton, waiting } = waitingStep(dir, ["--wait-file", join(dir, "link/prev"), "--wait-timeout", "20s"]);
+  await waiting();
+  writeFileSync(join(dir, "real/prev"), "");
+  assert.equal((await baton.exited).code, 0);
+  assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
+});
+
+test("a relative wait file and post file are taken from baton's working folder", async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(
+    ["--wait-file", "steps/prev", "--wait-timeout", "20s", "--post-file", "steps/post", "--", "sh", "-c", "echo ran >> log"],
+    { cwd: dir, env: cleanEnv({ ...EVENTS_ONLY, BATON_EVENTS: events }) },
+  );
+  await eventSeen(events, "waiting");
+  mkdirSync(join(dir, "steps"), { recursive: true });
+  writeFileSync(join(dir, "steps/prev"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
+  assert.equal(readJson(join(dir, "steps/post")).exitCode, 0);
+});
+
+test("--wait-timeout 0 means no limit: the step still runs when the file comes", async () => {
+  const dir = tempDir();
+  const { baton, waiting } = waitingStep(dir, ["--wait-file", join(dir, "prev"), "--wait-timeout", "0"]);
+  await waiting();
+  await apart(); // a baton that read 0 as "give up at once" has ended by now
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
+});
+
 test("follows a wait file whose folders do not exist yet when baton starts", async () => {
   const dir = tempDir();
   const file = join(dir, "a/b/c/prev");
