@@ -58,6 +58,8 @@ const usageCases: [string, (dir: string) => string[], RegExp][] = [
   ["a missing command", (d) => ["--post-file", join(d, "post")], /no command to run/],
   ["a bad duration", (d) => ["--post-file", join(d, "post"), "--wait-timeout", "5 minutes", "--", "true"], /invalid --wait-timeout "5 minutes"/],
   ["a flag without its value", (d) => ["--post-file", join(d, "post"), "--wait-file"], /--wait-file needs a value/],
+  ["a bad --on-error", (d) => ["--post-file", join(d, "post"), "--on-error", "ignore", "--", "true"], /invalid --on-error "ignore"/],
+  ["a DURATION without a unit", (d) => ["--post-file", join(d, "post"), "--timeout", "5", "--", "true"], /invalid --timeout "5"/],
   ["a wait file that is a directory", (d) => ["--post-file", join(d, "post"), "--wait-file", d, "--", "true"], /wait file .* is a directory/],
 ];
 

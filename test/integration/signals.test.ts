@@ -92,6 +92,26 @@ test("as PID 1, SIGTERM while waiting ends the wait: POST.err, exit 143, the com
   );
 });
 
+for (const [name, number] of [["SIGINT", 2], ["SIGQUIT", 3], ["SIGHUP", 1]] as const) {
+  test(`as PID 1, ${name} while waiting also ends the wait: POST.err, exit ${128 + number}`, { skip }, async () => {
+    const dir = tempDir();
+    const events = join(dir, "events.jsonl");
+    const baton = startBaton(
+      ["--wait-file", join(dir, "never"), "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")],
+      { pid1: true, env: cleanEnv({ BATON_EVENTS: events }) },
+    );
+    const pid = await baton.hostPid();
+    await eventSeen(events, "waiting");
+    process.kill(pid, name);
+    const exit = await baton.exited;
+    assert.equal(exit.code, 128 + number, exit.stderr);
+    assert.match(exit.stderr, new RegExp(`^baton: stopped by ${name} while waiting$`, "m"));
+    assert.equal(existsSync(join(dir, "ran")), false);
+    assert.equal(readJson(join(dir, "post.err")).exitCode, 128 + number);
+    assert.equal(existsSync(join(dir, "post")), false);
+  });
+}
+
 test("as PID 1, a harmless signal (SIGWINCH) does not end the wait", { skip }, async () => {
   const dir = tempDir();
   const events = join(dir, "events.jsonl");

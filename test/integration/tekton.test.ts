@@ -22,6 +22,23 @@ test("init DEST copies the running baton and its reaper addon, mode 0755, and th
   assert.equal(existsSync(join(dir, "post")), true);
 });
 
+test("init DEST onto an existing file replaces it: the copy, mode 0755", async () => {
+  const dir = tempDir();
+  const dest = join(dir, "baton");
+  writeFileSync(dest, "old contents\n", { mode: 0o644 });
+  const exit = await runBaton(["init", dest]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(statSync(dest).mode & 0o777, 0o755);
+  assert.deepEqual(readFileSync(dest), readFileSync(BATON));
+});
+
+test("init with no DEST is a usage error: exit 2, one line", async () => {
+  const exit = await runBaton(["init"]);
+  assert.equal(exit.code, 2);
+  assert.match(exit.stderr, /^baton: usage: baton init DEST/);
+  assert.equal(exit.stderr.trim().split("\n").length, 1);
+});
+
 test("Tekton's init SRC DST STEP...: the copy, and /tekton/steps links by name and index", async () => {
   const dir = tempDir();
   const root = join(dir, "tekton");

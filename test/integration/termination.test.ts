@@ -50,6 +50,21 @@ test("a result whose file does not exist is left out", async () => {
   assert.equal(termination(dir), `[{"key":"StartedAt","value":"${startedAt(dir, "post")}","type":3},{"key":"bar","value":"b","type":1}]`);
 });
 
+test("a termination path whose folders do not exist yet is written, folders created", async () => {
+  const dir = tempDir();
+  const path = join(dir, "dev/termination-log/message");
+  const exit = await runBaton(["--termination-path", path, "--post-file", join(dir, "post"), "--", "true"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(path, "utf8"), `[{"key":"StartedAt","value":"${startedAt(dir, "post")}","type":3}]`);
+});
+
+test("a --results-dir that does not exist: no results, the step still succeeds", async () => {
+  const dir = tempDir();
+  const exit = await runBaton([...stepArgs(dir), "--", "true"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(termination(dir), `[{"key":"StartedAt","value":"${startedAt(dir, "post")}","type":3}]`);
+});
+
 test("failure: StartedAt only (no results of a failed step), POST.err, the command's code", async () => {
   const dir = tempDir();
   const exit = await runBaton([...stepArgs(dir), ...writesResults(dir, "exit 3")]);
