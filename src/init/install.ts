@@ -127,6 +127,15 @@ export function decodeScript(file: string): void {
 
 /** Runs `baton init DEST` or one of Tekton's subcommands; returns baton's exit code. */
 export function runInstallCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv): number {
+  // `baton init --help` must not copy baton to a file named --help.
+  if (args[0] === "--help" || args[0] === "-h") {
+    process.stdout.write("usage: baton init DEST (or Tekton's: init SRC DST [STEP...], cp SRC DST)\n");
+    return 0;
+  }
+  const option = args.find((arg) => arg.length > 1 && arg.startsWith("-"));
+  if (option !== undefined) {
+    throw usageError(`unknown option ${option} for baton ${name} (a path that starts with "-" can be given as ./${option})`);
+  }
   const root = tektonRoot(env);
   switch (name) {
     case "init":

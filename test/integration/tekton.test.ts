@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { BATON, cleanEnv, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
@@ -37,6 +37,17 @@ test("init with no DEST is a usage error: exit 2, one line", async () => {
   assert.equal(exit.code, 2);
   assert.match(exit.stderr, /^baton: usage: baton init DEST/);
   assert.equal(exit.stderr.trim().split("\n").length, 1);
+});
+
+test("init --help prints the usage and copies nothing; init with another option is a usage error", async () => {
+  const dir = tempDir();
+  const help = await runBaton(["init", "--help"], { cwd: dir });
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /usage: baton init DEST/);
+  const bad = await runBaton(["init", "--force", join(dir, "baton")], { cwd: dir });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^baton: unknown option --force for baton init/);
+  assert.deepEqual(readdirSync(dir), []);
 });
 
 test("Tekton's init SRC DST STEP...: the copy, and /tekton/steps links by name and index", async () => {
