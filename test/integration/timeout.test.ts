@@ -2,7 +2,7 @@
 // group after the grace period. Not as PID 1: a PID namespace dies with its PID 1, which would hide a missing group kill.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, liveGroupMembers, readJson, readOr, startBaton, tempDir, waitFor } from "./helpers.js";
 
 /** Starts a step; returns it and the command's pid, which is also its process group id. */
@@ -67,6 +67,18 @@ test("a command that ends before its timeout is not touched", async () => {
   const { baton } = await startStep(dir, ["--timeout", "1m", "--", "sh", "-c", "exit 4"]);
   const exit = await baton.exited;
   assert.equal(exit.code, 4);
+  assert.equal(exit.stderr, "");
+});
+
+test("--timeout 0 means no timeout: a command that outlives a moment is not stopped", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "go"), "");
+  // The command waits for the test to delete "go", so it is surely still running when a zero timeout would fire.
+  const { baton } = await startStep(dir, ["--timeout", "0", "--grace-period", "0", "--", "sh", "-c", `while [ -e ${dir}/go ]; do sleep 0.02; done; exit 5`]);
+  await new Promise((r) => setTimeout(r, 300)); // not a synchronisation: a correct baton passes however long this is
+  rmSync(join(dir, "go"));
+  const exit = await baton.exited;
+  assert.equal(exit.code, 5, exit.stderr);
   assert.equal(exit.stderr, "");
 });
 
