@@ -118,6 +118,10 @@ export function composeMessage(existingText: string, record: StepRecord): Compos
   const tooLarge = sizeProblem(text, merged);
   const replacedExisting = existing === undefined ? { replacedExisting: true } : {};
   if (!tooLarge) return { text, ...replacedExisting };
-  const without = serialize(mergeEntries(existing ?? [], buildEntries({ ...record, results: [] })));
+  // Without this step's results; and when what was there already is too large too, this step's own entries alone:
+  // the kubelet must always get a message that fits.
+  const own = buildEntries({ ...record, results: [] });
+  let without = serialize(mergeEntries(existing ?? [], own));
+  if (Buffer.byteLength(without) > TERMINATION_MESSAGE_LIMIT) without = serialize(own);
   return { text: without, tooLarge, ...replacedExisting };
 }

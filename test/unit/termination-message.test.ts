@@ -82,3 +82,11 @@ test("existing content that is not a Tekton message is replaced, and said so", (
   assert.equal(composed.replacedExisting, true);
   assert.equal(composed.text, `[{"key":"StartedAt","value":"${AT}","type":3}]`);
 });
+
+test("when the existing content alone is too large, the step's own entries are written alone, so the message fits", () => {
+  const existing = JSON.stringify([{ key: "huge", value: "x".repeat(4000), type: 1 }]);
+  const composed = composeMessage(existing, { startedAt: AT, results: [["digest", "sha256:1"]] });
+  assert.ok(composed.tooLarge);
+  assert.ok(Buffer.byteLength(composed.text) <= TERMINATION_MESSAGE_LIMIT);
+  assert.deepEqual(JSON.parse(composed.text), [{ key: "StartedAt", value: AT, type: 3 }]);
+});
