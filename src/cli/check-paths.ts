@@ -10,6 +10,7 @@ import type { StepOptions } from "./step-options.js";
 export function checkStepPaths(options: StepOptions): void {
   for (const file of options.waitFiles) {
     if (statOrUndefined(file)?.isDirectory()) throw usageError(`wait file ${file} is a directory`);
+    checkCanAppear(file);
   }
   if (options.postFile !== undefined) {
     if (statOrUndefined(options.postFile)?.isDirectory()) throw usageError(`post file ${options.postFile} is a directory`);
@@ -28,6 +29,16 @@ export function checkStepPaths(options: StepOptions): void {
   }
   if (options.cancelFile !== undefined && statOrUndefined(options.cancelFile)?.isDirectory()) {
     throw usageError(`--cancel-file ${options.cancelFile} is a directory`);
+  }
+}
+
+/** Refuses a wait file that can never appear: one named with a trailing "/", or below something that is a file. */
+function checkCanAppear(file: string): void {
+  if (file.endsWith("/")) throw usageError(`wait file ${file} ends with "/": name a file`);
+  for (let folder = dirname(file); ; folder = dirname(folder)) {
+    const stats = statOrUndefined(folder);
+    if (stats && !stats.isDirectory()) throw usageError(`wait file ${file} can never appear: ${folder} is a file`);
+    if (stats || folder === dirname(folder)) return;
   }
 }
 

@@ -61,6 +61,8 @@ const usageCases: [string, (dir: string) => string[], RegExp][] = [
   ["a bad --on-error", (d) => ["--post-file", join(d, "post"), "--on-error", "ignore", "--", "true"], /invalid --on-error "ignore"/],
   ["a DURATION without a unit", (d) => ["--post-file", join(d, "post"), "--timeout", "5", "--", "true"], /invalid --timeout "5"/],
   ["a wait file that is a directory", (d) => ["--post-file", join(d, "post"), "--wait-file", d, "--", "true"], /wait file .* is a directory/],
+  ["a wait file below a file", (d) => (writeFileSync(join(d, "post.d"), ""), ["--post-file", join(d, "post"), "--wait-file", join(d, "post.d", "x", "prev"), "--", "true"]), /can never appear: .*post\.d is a file/],
+  ["a wait file with a trailing slash", (d) => ["--post-file", join(d, "post"), "--wait-file", `${d}/prev/`, "--", "true"], /ends with "\/"/],
 ];
 
 for (const [name, args, pattern] of usageCases) {
