@@ -3,13 +3,17 @@ import type { Readable, Writable } from "node:stream";
 import { describeSystemError } from "../errors.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
-// to a file. pipe() with two destinations pauses the source while either is full, so a fast writer and a slow disk
-// cost no memory: the command simply blocks on its full pipe, as it would writing to a slow terminal.
+// to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,
+// so a fast writer and a slow disk cost no memory: the command simply blocks on its full pipe, as it would writing
+// to a slow terminal. Not pipe(): it pauses for every 64 KiB chunk, which is more than a stream's highWaterMark
+// (16 KiB), until that chunk is written, and it stalls for good when a paused-on file stream fails (disk full).
 
 /** After the command exits, how long its pipes may stay quiet before baton stops reading them (see finish()). */
 export const QUIET_AFTER_EXIT_MS = 100;
 /** ...and how long baton reads them at most, for a grandchild that never stops writing. */
 export const READ_AFTER_EXIT_MAX_MS = 2000;
+/** How much baton queues for one destination before it stops reading the command's pipe. */
+export const QUEUE_LIMIT = 1024 * 1024;
 
 export interface CaptureTargets {
   stdoutPath: string | undefined;
@@ -60,27 +64,48 @@ export function teeOutput(
 
   let lastData = Date.now();
   let fileFailed = false; // warn once per step
+  const broken = new Set<Writable>(); // failed destinations: no more writes, never waited for
+  const full = (sink: Writable) => !broken.has(sink) && sink.writableLength >= QUEUE_LIMIT;
+  const resume = () => {
+    for (const [source, own, path] of pairs) if (source.isPaused() && !full(own) && !full(files.get(path)!)) source.resume();
+  };
   for (const [file, stream] of files) {
     stream.on("error", (error) => {
       // A full disk must not kill the command or lose its console output: stop copying to the file, say so once.
       if (!fileFailed) warn(`stopped copying the command's output to ${file}: ${describeSystemError(error)}`);
       fileFailed = true;
-      for (const [source, , path] of pairs) if (path === file) source.unpipe(stream);
+      broken.add(stream);
+      resume();
     });
   }
   const owns = [...new Set(pairs.map(([, own]) => own))];
-  const ended = pairs.map(([source, own, path]) => {
+  for (const own of owns) {
     // baton's own stdout closed (EPIPE) must not end the copy to the file, nor crash baton.
-    if (own.listenerCount("error") === 0) own.on("error", () => {});
-    source.on("data", () => (lastData = Date.now()));
-    source.pipe(own, { end: false }); // baton's own stdout/stderr stay open
-    source.pipe(files.get(path)!, { end: false }); // one file may take both streams; closed in finish()
-    return new Promise<void>((resolve) => {
-      source.once("end", resolve);
-      source.once("close", resolve);
-      source.once("error", () => resolve());
+    own.on("error", () => {
+      broken.add(own);
+      resume();
     });
+  }
+  const copies = pairs.map(([source, own, path]) => {
+    const file = files.get(path)!; // one file may take both streams; closed in finish()
+    const copy = (chunk: Buffer) => {
+      lastData = Date.now();
+      // Each written chunk (or a failed sink) may resume the source: as soon as the queue is below the limit again,
+      // not only once it is empty ('drain'), so the disk keeps writing while baton reads.
+      for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk, resume);
+      if (full(own) || full(file)) source.pause();
+    };
+    source.on("data", copy);
+    return copy;
   });
+  const ended = pairs.map(
+    ([source]) =>
+      new Promise<void>((resolve) => {
+        source.once("end", resolve);
+        source.once("close", resolve);
+        source.once("error", () => resolve());
+      }),
+  );
 
   return {
     async finish() {
@@ -96,10 +121,10 @@ export function teeOutput(
       });
       await Promise.race([Promise.all(ended), quiet]);
       clearInterval(check);
-      for (const [source] of pairs) {
-        source.unpipe();
+      pairs.forEach(([source], i) => {
+        source.off("data", copies[i]!);
         source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
-      }
+      });
       await Promise.all([
         ...[...files.values()].map((stream) =>
           stream.destroyed ? undefined : new Promise<void>((resolve) => stream.end(() => resolve())),
