@@ -77,6 +77,7 @@ export function teeOutput(
       broken.add(stream);
       resume();
     });
+    stream.on("drain", resume);
   }
   const owns = [...new Set(pairs.map(([, own]) => own))];
   for (const own of owns) {
@@ -85,15 +86,14 @@ export function teeOutput(
       broken.add(own);
       resume();
     });
+    own.on("drain", resume);
   }
   const copies = pairs.map(([source, own, path]) => {
     const file = files.get(path)!; // one file may take both streams; closed in finish()
     const copy = (chunk: Buffer) => {
       lastData = Date.now();
-      // Each written chunk (or a failed sink) may resume the source: as soon as the queue is below the limit again,
-      // not only once it is empty ('drain'), so the disk keeps writing while baton reads.
-      for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk, resume);
-      if (full(own) || full(file)) source.pause();
+      for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk);
+      if (full(own) || full(file)) source.pause(); // resumed by 'drain', or when that destination fails
     };
     source.on("data", copy);
     return copy;
