@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createReadStream, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
 
 function killGroup(pgid: number): void {
@@ -159,6 +160,29 @@ test("an output file on a full disk: the copy to it stops with one line, the com
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(exit.stdout.length, size, "all of it still reached baton's stdout");
   assert.match(exit.stderr, /^baton: stopped copying the command's output to .*\/full\/out\.log: no space left on device \(ENOSPC\)\n$/);
+});
+
+test("an output file that fails while the copy waits on it: the copy goes on to baton's stdout, one line", async () => {
+  const dir = tempDir();
+  const size = 4 * 1024 * 1024;
+  // The "file" is a FIFO that this test opens and never reads: baton's writes to it block, its queue for the file
+  // fills (1 MiB) and baton stops reading the command. Closing the FIFO then fails those writes (EPIPE): baton must
+  // drop the file and read on, not wait for a 'drain' that never comes.
+  const fifo = join(dir, "out.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const reader = open(fifo, "r"); // completes when baton opens the FIFO for writing
+  // The failed write also raises SIGPIPE in baton, which forwards it to the command (it cannot tell it from a
+  // `kill -PIPE`): the command ignores it here, so that this test sees the copy alone.
+  const baton = startBaton(["--stdout-path", fifo, "--", "sh", "-c", `trap '' PIPE; head -c ${size} /dev/zero | tr '\\0' x`]);
+  let received = 0;
+  baton.child.stdout!.on("data", (chunk: string) => (received += chunk.length));
+  const handle = await reader;
+  await waitFor(() => (received >= 512 * 1024 ? true : undefined), "baton to copy half a MiB to its stdout");
+  await handle.close();
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout.length, size, "all of it still reached baton's stdout");
+  assert.match(exit.stderr, /^baton: stopped copying the command's output to .*\/out\.fifo: .*\(EPIPE\)\n$/);
 });
 
 test("an output file that cannot be opened fails the step before the command runs", async () => {
