@@ -126,8 +126,15 @@ export function teeOutput(
         source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
       });
       await Promise.all([
+        // 'close', not end()'s callback: a write that fails now (disk full) must get its 'error', and its warning,
+        // before baton exits. 'close' follows 'error'.
         ...[...files.values()].map((stream) =>
-          stream.destroyed ? undefined : new Promise<void>((resolve) => stream.end(() => resolve())),
+          stream.closed
+            ? undefined
+            : new Promise<void>((resolve) => {
+                stream.once("close", resolve);
+                if (!stream.destroyed) stream.end();
+              }),
         ),
         // baton's own stdout/stderr are asynchronous when the reader is slow, and main.ts ends with process.exit(),
         // which would drop what is still queued: let it drain first.

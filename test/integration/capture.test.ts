@@ -162,6 +162,13 @@ test("an output file on a full disk: the copy to it stops with one line, the com
   assert.match(exit.stderr, /^baton: stopped copying the command's output to .*\/full\/out\.log: no space left on device \(ENOSPC\)\n$/);
 });
 
+test("a write that fails as the command exits still gets its one line before baton exits (/dev/full)", async () => {
+  const exit = await runBaton(["--stdout-path", "/dev/full", "--", "echo", "hello"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout, "hello\n");
+  assert.equal(exit.stderr, "baton: stopped copying the command's output to /dev/full: no space left on device (ENOSPC)\n");
+});
+
 test("an output file that fails while the copy waits on it: the copy goes on to baton's stdout, one line", async () => {
   const dir = tempDir();
   const size = 4 * 1024 * 1024;
