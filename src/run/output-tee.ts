@@ -6,7 +6,8 @@ import { describeSystemError } from "../errors.js";
 // to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,
 // so a fast writer and a slow disk cost no memory: the command simply blocks on its full pipe, as it would writing
 // to a slow terminal. Not pipe(): it pauses for every 64 KiB chunk, which is more than a stream's highWaterMark
-// (16 KiB), until that chunk is written, and it stalls for good when a paused-on file stream fails (disk full).
+// (16 KiB), until that chunk is written (make bench row 6: 0.55 x tee, against ~0.75 x here); and with a larger
+// highWaterMark it waits for good on a file stream that fails (disk full) while it is paused on it.
 
 /** After the command exits, how long its pipes may stay quiet before baton stops reading them (see finish()). */
 export const QUIET_AFTER_EXIT_MS = 100;
