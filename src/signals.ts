@@ -5,12 +5,14 @@
 /**
  * The signals baton forwards: every catchable one except SIGCHLD, minus those tini also keeps for itself
  * (SIGFPE, SIGILL, SIGSEGV, SIGBUS, SIGABRT, SIGTRAP, SIGSYS are faults of baton's own; SIGTTIN and SIGTTOU
- * concern its own terminal I/O) and SIGPROF, which V8's CPU profiler uses. SIGHUP is last on purpose: tests
+ * concern its own terminal I/O), SIGPROF, which V8's CPU profiler uses, and SIGPIPE and SIGXFSZ: the kernel raises
+ * those on baton itself when one of its own writes fails (a closed reader of its stdout, a capture file over its size
+ * limit), and forwarding them would kill the command for baton's I/O; Node keeps them ignored. SIGHUP is last on purpose: tests
  * wait for its bit in /proc/PID/status SigCgt to know that every listener is in place.
  */
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = [
-  "SIGTERM", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGSTKFLT", "SIGCONT",
-  "SIGTSTP", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGWINCH", "SIGIO", "SIGPWR", "SIGHUP",
+  "SIGTERM", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGSTKFLT", "SIGCONT",
+  "SIGTSTP", "SIGURG", "SIGXCPU", "SIGVTALRM", "SIGWINCH", "SIGIO", "SIGPWR", "SIGHUP",
 ];
 
 /** Signals whose default action does not end a process: they never end a wait. */
