@@ -37,6 +37,7 @@ export type OnError = "continue" | "stopAndFail";
 export function tektonRoot(env: NodeJS.ProcessEnv): string {
   return env.BATON_TEKTON_ROOT || "/tekton";
 }
+/** Between the stop signal and SIGKILL, for a step's --timeout/--cancel-file and a sidecar's stop alike. */
 export const DEFAULT_GRACE_PERIOD_MS = 10_000;
 
 export const STEP_OPTIONS: OptionTable = {

@@ -1,7 +1,7 @@
 import { constants } from "node:os";
 import { parseDuration } from "../cli/duration.js";
 import { listOption, parseArgs, stringOption, type OptionTable } from "../cli/parse-args.js";
-import { safetyPollFromEnv } from "../cli/step-options.js";
+import { DEFAULT_GRACE_PERIOD_MS, safetyPollFromEnv } from "../cli/step-options.js";
 import { usageError } from "../errors.js";
 import { parseProbe, type Probe } from "./probe.js";
 
@@ -30,8 +30,6 @@ export const SIDECAR_OPTIONS: OptionTable = {
   "stop-url": "list",
   events: "value",
 };
-
-export const DEFAULT_GRACE_PERIOD_MS = 10_000;
 
 export function parseSidecarOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): SidecarOptions {
   const parsed = parseArgs(argv, SIDECAR_OPTIONS);
