@@ -1,5 +1,5 @@
 // `make bench`: baton's speed beside the reference tools, measured in one run on this machine.
-// Prints one table and writes it to .bench/results.json (and .bench/results.md, the README's format).
+// Prints one table and writes it to .bench/results.json (and .bench/results.md, the table of docs/performance.md).
 //   node scripts/bench.mjs [--quick] [--only 1,3,...] [--baton PATH]
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.

@@ -1,4 +1,4 @@
-// Start-up of the bundle and of the standalone folder, side by side (README "Standalone build"): each variant runs
+// Start-up of the bundle and of the standalone folder, side by side (docs/standalone.md): each variant runs
 // `baton --version` and a step `baton -- /bin/true` N times, interleaved so that machine load hits all alike; prints
 // the median and the fastest run (wall clock from spawn to exit, in a clean environment) and the mean CPU time of the
 // run (user + system, all threads; from this process's children totals in /proc/self/stat, so less hit by other load).

@@ -1,5 +1,5 @@
 // Builds dist/baton-linux-x64/: baton as a standalone folder that runs in any Linux x86_64 image, with no Node and no
-// glibc in it (`make sea`; README "Standalone build").
+// glibc in it (`make sea`; docs/standalone.md).
 //
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
@@ -13,7 +13,7 @@
 // /proc/PID/task/*/status; Node blocks it at start for its inspector thread, whose set-up would unblock it), so baton's
 // listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first
 // replaces Node's inspector trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in
-// the start-up window before baton's first line runs (README "Standalone build").
+// the start-up window before baton's first line runs (docs/standalone.md).
 //
 // Usage: node scripts/sea.mjs [--startup=code-cache|snapshot|none] [--out=DIR]
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
@@ -30,7 +30,7 @@ const options = Object.fromEntries(
     return [match[1], match[2]];
   }),
 );
-// useCodeCache: measured against useSnapshot and no cache on the real bundle (README "Standalone build").
+// useCodeCache: measured against useSnapshot and no cache on the real bundle (docs/standalone.md).
 const startup = options.startup ?? "code-cache";
 const out = resolve(root, options.out ?? "dist/baton-linux-x64");
 const work = join(root, "build/sea");

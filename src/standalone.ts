@@ -1,4 +1,4 @@
-// Whether baton runs as the standalone build (dist/baton-linux-x64, README "Standalone build") and where its folder is,
+// Whether baton runs as the standalone build (dist/baton-linux-x64, docs/standalone.md) and where its folder is,
 // so that `baton init DEST` can copy the whole folder (launcher, lib/baton-node, the loader and libraries), not one file.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";

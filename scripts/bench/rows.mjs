@@ -397,7 +397,7 @@ export async function startupSignalWindow(ctx) {
     window: batonWindow,
     text: describe(batonWindow),
     profile: batonWindow.profile,
-    target: "(measured, stated in README)",
+    target: "(measured, stated in docs/performance.md)",
     pass: null,
     references,
     note: `SIGTERM t ms after execve (${reps.window} runs per t); lost = PID 1 ignored it and the command ran to its end`,

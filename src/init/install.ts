@@ -19,7 +19,7 @@ function runningBundle(): string {
 
 /**
  * Copies the running baton to `dest`, mode 0755. The one place that knows what "baton" is on disk: the bundle, or in
- * the standalone build its launcher plus the lib/ folder beside it (README "Standalone build").
+ * the standalone build its launcher plus the lib/ folder beside it (docs/standalone.md).
  */
 export function installBaton(dest: string): void {
   const root = standaloneRoot();

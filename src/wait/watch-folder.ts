@@ -2,8 +2,8 @@ import { watch, lstatSync, statSync, type FSWatcher } from "node:fs";
 import { dirname } from "node:path";
 
 // Calls onChange whenever something may have happened to `file`, using one inotify watch on the nearest folder
-// of the file that exists. Event names and filenames are ignored: the caller re-stats the file (see
-// shared/notes/waiting-and-spawning.md: this catches create, write, rename-into-place and the Kubernetes
+// of the file that exists. Event names and filenames are ignored: the caller re-stats the file (docs/design.md
+// "How it waits": this catches create, write, rename-into-place and the Kubernetes
 // ..data symlink swap). On every event the watch is re-armed on the deepest existing folder, so a folder that
 // appears later, or is removed and made again, is followed.
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const BATON = resolve(import.meta.dirname, "../../dist/baton.cjs");
-/** The standalone folder from `make sea` and its launcher (README "Standalone build"). */
+/** The standalone folder from `make sea` and its launcher (docs/standalone.md). */
 export const STANDALONE_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-x64");
 export const STANDALONE = join(STANDALONE_DIR, "baton");
 export const IS_ROOT = process.getuid?.() === 0;

@@ -1,0 +1,27 @@
+// docs/reference.md is the one place that states the contract: every flag baton's help prints must be there, and
+// every flag it names must be one that baton's help prints (a flag removed from baton must leave the docs too).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { BATON } from "./helpers.js";
+
+const REFERENCE = resolve(import.meta.dirname, "../../docs/reference.md");
+const FLAG = /(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*/g;
+
+function flags(text: string): Set<string> {
+  return new Set(text.match(FLAG) ?? []);
+}
+
+function help(...args: string[]): string {
+  return execFileSync(process.execPath, [BATON, ...args], { encoding: "utf8", env: { PATH: process.env.PATH } });
+}
+
+test("every flag in baton's help is in docs/reference.md, and every flag there is in the help", () => {
+  const inHelp = flags([help("--help"), help("sidecar", "--help"), help("init", "--help")].join("\n"));
+  const inReference = flags(readFileSync(REFERENCE, "utf8"));
+  assert.ok(inHelp.has("--wait-file") && inHelp.has("--stop-file"), "the help lists step and sidecar flags");
+  assert.deepEqual([...inHelp].filter((f) => !inReference.has(f)).sort(), [], "in --help but not in docs/reference.md");
+  assert.deepEqual([...inReference].filter((f) => !inHelp.has(f)).sort(), [], "in docs/reference.md but not in --help");
+});
