@@ -8,10 +8,8 @@ import { BatonError, EXIT_FAILURE } from "./errors.js";
 import { closeStrayInspector } from "./inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
+import { warn } from "./warn.js";
 
-function warn(message: string): void {
-  process.stderr.write(`baton: ${message}\n`);
-}
 
 async function main(argv: string[]): Promise<number> {
   const first = argv[0];

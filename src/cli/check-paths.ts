@@ -1,11 +1,14 @@
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { describeSystemError, usageError } from "../errors.js";
 import { statOrUndefined } from "../wait/watch-folder.js";
 import type { StepOptions } from "./step-options.js";
 
 // Checks what can be checked before anything waits or runs, so a misconfigured step fails at once instead of after
 // its command ran. Creates the folders baton will write into (Tekton does too): that is also the only sure test.
+
+/** The longest file name Linux file systems take (NAME_MAX), in bytes. */
+export const NAME_MAX = 255;
 
 export function checkStepPaths(options: StepOptions): void {
   for (const file of options.waitFiles) {
@@ -15,6 +18,10 @@ export function checkStepPaths(options: StepOptions): void {
   if (options.postFile !== undefined) {
     if (statOrUndefined(options.postFile)?.isDirectory()) throw usageError(`post file ${options.postFile} is a directory`);
     makeFolder(dirname(options.postFile), "--post-file");
+    // POST.err must be a valid name too, or a failing step could hand on nothing.
+    if (Buffer.byteLength(`${basename(options.postFile)}.err`) > NAME_MAX) {
+      throw usageError(`post file name ${basename(options.postFile)} is too long: with .err it must fit ${NAME_MAX} bytes`);
+    }
   }
   if (options.stepMetadataDir !== undefined) makeFolder(`${options.stepMetadataDir}/results`, "--step-metadata-dir");
   const written: [string | undefined, string][] = [

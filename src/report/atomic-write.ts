@@ -1,5 +1,6 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { NAME_MAX } from "../cli/check-paths.js";
 
 let counter = 0;
 
@@ -10,7 +11,7 @@ let counter = 0;
 export function writeFileAtomic(path: string, content: string): void {
   const folder = dirname(path);
   mkdirSync(folder, { recursive: true });
-  const temporary = join(folder, `.${basename(path)}.${process.pid}.${counter++}.tmp`);
+  const temporary = join(folder, temporaryName(basename(path)));
   try {
     writeFileSync(temporary, content);
     renameSync(temporary, path);
@@ -18,6 +19,19 @@ export function writeFileAtomic(path: string, content: string): void {
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/**
+ * `.NAME.PID.N.tmp`, with NAME cut short where the whole would be over NAME_MAX: a post file named with 241-255 bytes
+ * is valid, and its temporary name must be too (or the command runs and then nothing is handed on).
+ */
+export function temporaryName(name: string): string {
+  const suffix = `.${process.pid}.${counter++}.tmp`;
+  const room = NAME_MAX - 1 - suffix.length;
+  let kept = name;
+  // Cut by bytes, on a character boundary: names are UTF-8 on disk.
+  while (Buffer.byteLength(kept) > room) kept = kept.slice(0, -1);
+  return `.${kept}${suffix}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, openSync, unlinkSync } from "node:fs";
 import { BatonError, describeSystemError } from "../errors.js";
 import { writeFileAtomic } from "./atomic-write.js";
 
@@ -7,7 +7,7 @@ import { writeFileAtomic } from "./atomic-write.js";
 
 export type Reason =
   | "Completed" | "Error" | "Skipped" | "WaitTimeout" | "Signaled" | "CommandNotFound" | "CommandNotExecutable"
-  | "TimeoutExceeded" | "Cancelled" | "ResultsTooLarge";
+  | "TimeoutExceeded" | "Cancelled" | "ResultsTooLarge" | "PreviousStepDied";
 
 export interface PostRecord {
   exitCode: number;
@@ -30,6 +30,22 @@ export function writePostFile(postFile: string, success: boolean, record: PostRe
     throw new BatonError(`cannot write post file ${path}: ${describeSystemError(error)}`);
   }
   return path;
+}
+
+/**
+ * The last resort when writePostFile failed (a full disk): an empty POST.err, which needs an inode but no data block,
+ * so the next step still ends instead of waiting forever (readers accept an empty post file). Created in place: an
+ * empty file has no half-written state to hide. Returns the path, or undefined when even that failed.
+ */
+export function writeEmptyErrorPostFile(postFile: string): string | undefined {
+  const path = postFilePath(postFile, false);
+  try {
+    closeSync(openSync(path, "w"));
+    removeIfPresent(postFile);
+    return path;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Not rmSync({ force: true }): that loads fs/rimraf, ~0.5 ms on every step's way to its post file (make bench). */

@@ -19,3 +19,13 @@ export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): 
 export function spawnErrorExitCode(errno: string | undefined): number {
   return errno === "ENOENT" ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
 }
+
+/**
+ * Spawn errors that say nothing about the command: the pod is out of processes or memory, or baton out of descriptors
+ * (fork or pipe failed). Reporting them as 126 "not executable" would blame the command for baton's failure.
+ */
+const BATON_FAULTS: ReadonlySet<string> = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
+
+export function isBatonFault(errno: string | undefined): boolean {
+  return errno !== undefined && BATON_FAULTS.has(errno);
+}

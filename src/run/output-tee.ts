@@ -1,5 +1,6 @@
 import { closeSync, createWriteStream, openSync, type WriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
+import { monotonicMs } from "../clock.js";
 import { describeSystemError } from "../errors.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
@@ -63,7 +64,7 @@ export function teeOutput(
   if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, process.stdout, targets.stdoutPath]);
   if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, process.stderr, targets.stderrPath]);
 
-  let lastData = Date.now();
+  let lastData = monotonicMs();
   let fileFailed = false; // warn once per step
   const broken = new Set<Writable>(); // failed destinations: no more writes, never waited for
   const full = (sink: Writable) => !broken.has(sink) && sink.writableLength >= QUEUE_LIMIT;
@@ -92,7 +93,7 @@ export function teeOutput(
   const copies = pairs.map(([source, own, path]) => {
     const file = files.get(path)!; // one file may take both streams; closed in finish()
     const copy = (chunk: Buffer) => {
-      lastData = Date.now();
+      lastData = monotonicMs();
       for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk);
       if (full(own) || full(file)) source.pause(); // resumed by 'drain', or when that destination fails
     };
@@ -110,13 +111,13 @@ export function teeOutput(
 
   return {
     async finish() {
-      const exitedAt = Date.now();
+      const exitedAt = monotonicMs();
       lastData = exitedAt; // the quiet period starts at the command's exit at the earliest
       let check: NodeJS.Timeout | undefined;
       const quiet = new Promise<void>((resolve) => {
         check = setInterval(() => {
           const pending = [...files.values(), ...owns].some((stream) => !stream.destroyed && stream.writableLength > 0);
-          const now = Date.now();
+          const now = monotonicMs();
           if ((!pending && now - lastData >= QUIET_AFTER_EXIT_MS) || now - exitedAt >= READ_AFTER_EXIT_MAX_MS) resolve();
         }, QUIET_AFTER_EXIT_MS / 4);
       });

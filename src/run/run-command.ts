@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { trackChild } from "./children.js";
-import { exitCodeOf, spawnErrorExitCode } from "./exit-code.js";
+import { after, monotonicMs, sleep, type Deadline } from "../clock.js";
+import { describeSystemError } from "../errors.js";
+import { exitCodeOf, isBatonFault, spawnErrorExitCode } from "./exit-code.js";
 import { spawnProcess } from "./start-process.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
@@ -15,6 +17,8 @@ export interface CommandResult {
   signal: NodeJS.Signals | null;
   /** Set when the command could not be started at all (exit code 126 or 127). */
   spawnError?: string;
+  /** Set with spawnError when baton, not the command, is at fault: no process or descriptor left (EAGAIN, EMFILE...). */
+  batonFault?: boolean;
   /** Set when stop() was called before the command ended: the signal it sent first. */
   stoppedWith?: NodeJS.Signals;
 }
@@ -53,7 +57,7 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
   const pid = child.pid;
   let stoppedWith: NodeJS.Signals | undefined;
   let killAt: number | undefined;
-  let killTimer: NodeJS.Timeout | undefined;
+  let killTimer: Deadline | undefined;
 
   const killGroup = () => signalGroup(pid!, "SIGKILL");
 
@@ -63,6 +67,10 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
       if (settled) return;
       settled = true;
       const exitCode = spawnErrorExitCode(error.code);
+      if (isBatonFault(error.code)) {
+        resolve({ exitCode, signal: null, batonFault: true, spawnError: `cannot start the command ${program}: ${describeSystemError(error)}` });
+        return;
+      }
       const why = exitCode === 127 ? "command not found" : "command cannot be executed";
       resolve({ exitCode, signal: null, spawnError: `${why}: ${program} (${error.code})` });
     });
@@ -76,12 +84,13 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
   const done = exited.then(async (result) => {
     if (stoppedWith === undefined || pid === undefined) return result;
     // A stop is over when nothing of the group is left: grandchildren get the rest of the grace period, then SIGKILL.
-    while (groupExists(pid) && Date.now() < killAt!) await new Promise((r) => setTimeout(r, GROUP_CHECK_MS));
+    // The monotonic clock: a wall-clock step (NTP, a resumed VM) must not cut the grace period short.
+    while (groupExists(pid) && monotonicMs() < killAt!) await sleep(GROUP_CHECK_MS);
     if (groupExists(pid)) killGroup();
-    clearTimeout(killTimer);
+    killTimer?.clear();
     // Settle only once the killed members are really gone, so whatever baton does next sees none of them.
-    const settleBy = Date.now() + KILL_SETTLE_MS;
-    while (groupExists(pid) && Date.now() < settleBy) await new Promise((r) => setTimeout(r, GROUP_CHECK_MS));
+    const settleBy = monotonicMs() + KILL_SETTLE_MS;
+    while (groupExists(pid) && monotonicMs() < settleBy) await sleep(GROUP_CHECK_MS);
     return { ...result, stoppedWith };
   });
 
@@ -96,9 +105,9 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
     stop(signal, graceMs) {
       if (pid === undefined || stoppedWith !== undefined) return;
       stoppedWith = signal;
-      killAt = Date.now() + graceMs;
+      killAt = monotonicMs() + graceMs;
       signalGroup(pid, signal);
-      killTimer = setTimeout(killGroup, graceMs);
+      killTimer = after(graceMs, killGroup);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
-import { BatonError, describeSystemError } from "../errors.js";
+import { monotonicMs } from "../clock.js";
+import { BatonError, describeSystemError, EXIT_FAILURE } from "../errors.js";
 import { writeFileAtomic } from "../report/atomic-write.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
@@ -35,9 +36,25 @@ type FirstOutcome =
 
 const never = new Promise<never>(() => {});
 
+/**
+ * Runs the sidecar lifecycle. The one place that settles the ready file: whatever ended the sidecar (a stop file
+ * before the probe succeeded, the sidecar's own end, a failure of baton's), a sidecar that was never ready leaves
+ * READY.err, so the first step ends instead of waiting on READY forever.
+ */
 export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promise<number> {
-  if (options.readyFile) clearReadyFile(options.readyFile);
+  const readyFile = options.readyFile;
+  if (readyFile) clearReadyFile(readyFile);
+  const state = { ready: false };
+  let exitCode = EXIT_FAILURE;
+  try {
+    exitCode = await sidecarLifecycle(options, io, state);
+    return exitCode;
+  } finally {
+    if (readyFile && !state.ready) markNotReady(readyFile, exitCode);
+  }
+}
 
+async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: { ready: boolean }): Promise<number> {
   // 1. Start the sidecar: the same spawn path as a step's command, in a process group of its own.
   // Not when the steps are already over (a container restarted after the last step): then there is nothing to serve.
   // As PID 1 it inherits the orphans of the sidecar and of exec probes: reap them, as in a step.
@@ -58,9 +75,8 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
 
   // 2. Beside it: the ready probe, and the wait for a stop file.
   const probing = new AbortController();
-  let ready = false;
   const readiness = options.readyProbe
-    ? becomeReady(options.readyProbe, options.readyFile!, probing.signal).then(() => (ready = true))
+    ? becomeReady(options.readyProbe, options.readyFile!, probing.signal).then(() => (state.ready = true))
     : undefined;
   for (const file of options.stopFiles) emit("waiting", { file });
   const stopFile = waitForAnyStopFile(options.stopFiles, {
@@ -91,11 +107,10 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
       emit("stopping", { file: lateStop });
       return done(0);
     }
-    if (options.readyProbe && !ready) {
+    if (options.readyProbe && !state.ready) {
       if (!result.spawnError) {
         io.warn(`the sidecar exited (code ${result.exitCode}) before it was ready (--ready-probe ${options.readyProbe.text})`);
       }
-      markNotReady(options.readyFile!, result.exitCode);
     } else if (!result.spawnError) {
       io.warn(`the sidecar exited (code ${result.exitCode}) before any stop file appeared`);
     }
@@ -114,6 +129,7 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
 
   // 3c. A stop file appeared: the steps are over. Stop the sidecar on purpose; that is a success.
   emit("stopping", { file: first.file });
+  if (options.readyProbe && !state.ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
   if (options.stopUrls.length > 0) {
     const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));
     for (const outcome of outcomes) {
@@ -127,11 +143,11 @@ export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promis
 
 /** Sends the stop signal to the sidecar's group, SIGKILL after the grace period; settles once the group is gone. */
 async function stopCommand(command: RunningCommand, options: SidecarOptions, io: SidecarIO): Promise<void> {
-  const stoppedAt = Date.now();
+  const stoppedAt = monotonicMs();
   command.stop(options.stopSignal, options.gracePeriodMs);
   const result = await command.done;
   emit("exited", { exitCode: result.exitCode, signal: result.signal });
-  if (options.stopSignal !== "SIGKILL" && Date.now() - stoppedAt >= options.gracePeriodMs) {
+  if (options.stopSignal !== "SIGKILL" && monotonicMs() - stoppedAt >= options.gracePeriodMs) {
     io.warn(`the sidecar did not stop within ${options.gracePeriodMs} ms of ${options.stopSignal}: killed it (SIGKILL)`);
   }
 }

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { monotonicMs, sleep } from "../clock.js";
 
 // The killer's one job: ask a sidecar baton cannot wrap (an injected Envoy/Istio proxy) to quit, by an HTTP POST such
 // as Istio's http://127.0.0.1:15020/quitquitquit. Retried briefly, because the proxy may be busy or restarting its
@@ -18,14 +19,14 @@ export interface StopUrlOutcome {
 }
 
 export async function postStopUrl(url: URL, deadlineMs = STOP_URL_DEADLINE_MS): Promise<StopUrlOutcome> {
-  const deadline = Date.now() + deadlineMs;
+  const deadline = monotonicMs() + deadlineMs;
   let outcome: StopUrlOutcome;
   for (;;) {
-    const timeout = Math.max(1, Math.min(STOP_URL_ATTEMPT_TIMEOUT_MS, deadline - Date.now()));
+    const timeout = Math.max(1, Math.min(STOP_URL_ATTEMPT_TIMEOUT_MS, deadline - monotonicMs()));
     outcome = await postOnce(url, timeout);
     if (outcome.status !== null && outcome.status >= 200 && outcome.status < 300) return outcome;
-    if (Date.now() + STOP_URL_RETRY_MS >= deadline) return outcome;
-    await new Promise((resolve) => setTimeout(resolve, STOP_URL_RETRY_MS));
+    if (monotonicMs() + STOP_URL_RETRY_MS >= deadline) return outcome;
+    await sleep(STOP_URL_RETRY_MS);
   }
 }
 

@@ -1,192 +1,170 @@
 import type { StepOptions } from "../cli/step-options.js";
+import { after } from "../clock.js";
 import { BatonError, EXIT_FAILURE } from "../errors.js";
 import { emit } from "../report/events.js";
-import { writePostFile, type Reason } from "../report/post-file.js";
-import { writeExitCodeFile } from "../report/step-metadata.js";
-import { writeTerminationMessage, type TerminationOutcome } from "../report/write-termination.js";
-import { EXIT_NOT_FOUND, EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { isTrackedChild } from "../run/children.js";
+import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { openCaptureFiles, teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
-import { startCommand, type CommandResult, type RunningCommand } from "../run/run-command.js";
+import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
-import { STOP_SIGNAL, watchStopConditions, type StopReason } from "./stop-conditions.js";
+import { handOn } from "./hand-on.js";
+import { decideOutcome, EXIT_CANCELLED, type Happened } from "./outcome.js";
+import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
 
 // The step lifecycle, top to bottom: wait for the previous step, run the command, hand the baton on.
-// Every outcome that baton survives ends in report(): the termination message first (it may still fail the step:
-// results too large), then the post file (or .err), which is always written.
-
-/** Why a wait ended early; used as an AbortSignal reason. */
-class WaitEnded {
-  constructor(readonly reason: Reason, readonly exitCode: number, readonly message?: string) {}
-}
+// Each phase says what happened (a Happened); outcome.ts turns that into the outcome, and hand-on.ts writes it
+// (exitCode file, termination message, POST or POST.err). Whatever throws on the way, a Happened still comes out and
+// the post file is still written: runStep never throws.
 
 export interface StepIO {
   warn(message: string): void;
 }
 
-/** How a step ended. baton exits 0 when it hands the baton on, and `exitCode` otherwise. */
-interface Outcome extends TerminationOutcome {
-  /** The command's code (or baton's, when the command never ran): exitCode file, post record, ExitCode entry. */
-  exitCode: number;
-  reason: Reason;
-  /** POST (true) or POST.err. */
-  handOn: boolean;
-  ranCommand: boolean;
-  startedAt: string;
-  /** The command's own code, for DIR/exitCode, where it differs from exitCode (a timeout gives 124). */
-  commandExitCode?: number;
+/** Why a wait ended early; used as an AbortSignal reason. */
+class WaitEnded {
+  constructor(readonly happened: Happened & { kind: "not-started" }, readonly message?: string) {}
 }
 
-function failed(exitCode: number, reason: Reason, startedAt: string, ranCommand: boolean): Outcome {
-  return { exitCode, reason, handOn: false, ranCommand, startedAt };
+/** What the phases share: when the step started (the wait, then the command's start), and the command once running. */
+interface StepState {
+  startedAt: string;
+  command: RunningCommand | undefined;
 }
 
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
-  const waitStarted = now();
-  let command: RunningCommand | undefined;
+  const step: StepState = { startedAt: now(), command: undefined };
   const waitAbort = new AbortController();
+  const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
   // Before the command runs, a terminating signal ends the wait; once it runs, every signal goes to its group.
   onSignal((signal) => {
-    emit("signal", { signal, to: command?.pid ?? null });
-    if (command) command.signal(signal);
-    else if (endsWait(signal) && !waitAbort.signal.aborted) {
-      waitAbort.abort(new WaitEnded("Signaled", 128 + signalNumber(signal), `stopped by ${signal} while waiting`));
+    emit("signal", { signal, to: step.command?.pid ?? null });
+    if (step.command) step.command.signal(signal);
+    else if (endsWait(signal)) {
+      const exitCode = 128 + signalNumber(signal);
+      endWait(new WaitEnded({ kind: "not-started", reason: "Signaled", exitCode }, `stopped by ${signal} while waiting`));
     }
   });
+  // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.
+  const stopping = watchStopConditions(options, io.warn, () =>
+    endWait(new WaitEnded({ kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED })),
+  );
 
-  const report = (outcome: Outcome): number => {
-    if (outcome.ranCommand && options.stepMetadataDir) {
-      writeExitCodeFile(options.stepMetadataDir, outcome.commandExitCode ?? outcome.exitCode);
-    }
-    let final = outcome;
-    let problem: BatonError | undefined;
-    if (options.terminationPath) {
-      try {
-        const tooLarge = writeTerminationMessage(options, outcome, io.warn);
-        if (tooLarge) {
-          io.warn(tooLarge);
-          final = failed(EXIT_FAILURE, "ResultsTooLarge", outcome.startedAt, outcome.ranCommand);
-        }
-      } catch (error) {
-        // The step cannot report its outcome: it fails, and the chain still ends (POST.err below).
-        problem = new BatonError(error instanceof Error ? error.message : String(error));
-        final = failed(EXIT_FAILURE, "Error", outcome.startedAt, outcome.ranCommand);
-      }
-    }
-    if (options.postFile) {
-      const record = { exitCode: final.exitCode, reason: final.reason, startedAt: final.startedAt, finishedAt: now() };
-      emit("post", { file: writePostFile(options.postFile, final.handOn, record) });
-    }
-    const exitCode = final.handOn ? 0 : final.exitCode;
-    emit("done", { exitCode });
-    if (problem) throw problem;
-    return exitCode;
-  };
+  let happened: Happened;
+  try {
+    happened = (await waitForPreviousSteps(options, waitAbort, io)) ?? (await runCommand(options, step, stopping, io));
+  } catch (error) {
+    happened = batonFailed(error, step.command !== undefined, io);
+  } finally {
+    stopping.clear();
+  }
 
-  // 1. Wait for each file in order.
-  const stopWaiting = waitTimer(options.waitTimeoutMs, waitAbort);
+  const outcome = decideOutcome(happened, options.onError === "continue");
+  if (outcome.handOn && outcome.exitCode !== 0) {
+    io.warn(`the command failed with exit code ${outcome.exitCode}; continuing (--on-error continue)`);
+  }
+  return handOn(options, outcome, step.startedAt, io.warn);
+}
+
+/** 1. Waits for each file in order. undefined: go on and run the command; otherwise why the step ends here. */
+async function waitForPreviousSteps(options: StepOptions, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
+  const timer =
+    options.waitTimeoutMs > 0
+      ? after(options.waitTimeoutMs, () => {
+          if (waitAbort.signal.aborted) return;
+          const happened = { kind: "not-started", reason: "WaitTimeout", exitCode: EXIT_TIMEOUT } as const;
+          waitAbort.abort(new WaitEnded(happened, `gave up waiting after ${options.waitTimeoutMs} ms (--wait-timeout)`));
+        })
+      : undefined;
   try {
     for (const file of options.waitFiles) {
       emit("waiting", { file });
-      const outcome = await waitForFile(file, {
+      const found = await waitForFile(file, {
         content: options.waitFileContent,
         signal: waitAbort.signal,
         safetyPollMs: options.safetyPollMs,
         warn: io.warn,
       });
-      if (outcome === "failed") {
+      if (found === "failed") {
         emit("skipped", { file });
         io.warn(`skipping the command: the previous step failed (${file}.err)`);
-        return report(failed(EXIT_FAILURE, "Skipped", waitStarted, false));
+        return { kind: "skipped" };
       }
       emit("ready", { file });
     }
   } catch (error) {
-    if (!(error instanceof WaitEnded)) {
-      report(failed(error instanceof BatonError ? error.exitCode : EXIT_FAILURE, "Error", waitStarted, false));
-      throw error;
-    }
-    if (error.message) io.warn(error.message);
-    return report(failed(error.exitCode, error.reason, waitStarted, false));
+    if (!(error instanceof WaitEnded)) throw error;
+    return ended(error, io);
   } finally {
-    stopWaiting();
+    timer?.clear();
   }
-  // A signal that arrived in the same turn as the last file: the wait was over, but the step was still told to stop.
-  if (waitAbort.signal.aborted) {
-    const ended = waitAbort.signal.reason as WaitEnded;
-    if (ended.message) io.warn(ended.message);
-    return report(failed(ended.exitCode, ended.reason, waitStarted, false));
-  }
+  // A signal or a cancel that came in the same turn as the last file: the wait was over, but the step was told to stop.
+  if (waitAbort.signal.aborted) return ended(waitAbort.signal.reason as WaitEnded, io);
+  return undefined;
+}
 
-  // 2. Run the command: its output copied to files if asked, stopped by --timeout or --cancel-file.
+function ended(wait: WaitEnded, io: StepIO): Happened {
+  if (wait.message) io.warn(wait.message);
+  return wait.happened;
+}
+
+/** 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. */
+async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, io: StepIO): Promise<Happened> {
   const capture = options.stdoutPath !== undefined || options.stderrPath !== undefined;
   let files;
   try {
     files = capture ? openCaptureFiles(options) : undefined;
   } catch (error) {
-    report(failed(EXIT_FAILURE, "Error", now(), false));
     throw new BatonError(error instanceof Error ? error.message : String(error));
   }
+  if (stopping.reason === "Cancelled") return { kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED };
   // As PID 1 (or a subreaper) baton also inherits every orphan the command leaves: reap them.
   startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
-  const startedAt = now();
-  command = startCommand(
+  step.startedAt = now();
+  const command = startCommand(
     options.command,
     // Pipes only when asked: inherited stdio costs nothing and keeps the command's output unbuffered.
     capture ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
   );
-  if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });
+  if (command.pid !== undefined) {
+    step.command = command;
+    emit("command", { argv: options.command, child: command.pid });
+  }
   const tee = files ? teeOutput(command, options, files, io.warn) : undefined;
-  const stopping = watchStopConditions(command, options, io.warn);
+  stopping.started(command);
   const result = await command.done;
   stopping.clear();
   emit("exited", { exitCode: result.exitCode, signal: result.signal });
   await tee?.finish();
 
-  // 3. Hand the baton on.
-  return report(commandOutcome(result, stopping.reason, options.onError === "continue", startedAt, io));
-}
-
-function commandOutcome(result: CommandResult, stopped: StopReason | undefined, continueOnError: boolean, startedAt: string, io: StepIO): Outcome {
   if (result.spawnError) {
     io.warn(result.spawnError);
-    const reason = result.exitCode === EXIT_NOT_FOUND ? "CommandNotFound" : "CommandNotExecutable";
-    return failed(result.exitCode, reason, startedAt, true);
+    // No process or descriptor left is baton's failure (and the pod's), not the command's: not 126.
+    if (result.batonFault) return { kind: "baton-failed", exitCode: EXIT_FAILURE, ranCommand: false };
+    return { kind: "spawn-failed", exitCode: result.exitCode };
   }
-  // Stopped on purpose: the step failed whatever the command made of the signal (it may trap it and exit 0).
-  // --on-error continue does not cover it, as in Tekton: a timeout or a cancel is not the command's own failure.
-  if (stopped) {
-    const exitCode = stopped === "TimeoutExceeded" ? EXIT_TIMEOUT : 128 + signalNumber(STOP_SIGNAL);
-    return { ...failed(exitCode, stopped, startedAt, true), commandExitCode: result.exitCode };
-  }
-  if (result.exitCode === 0) return { exitCode: 0, reason: "Completed", handOn: true, ranCommand: true, startedAt };
-  if (continueOnError) {
-    io.warn(`the command failed with exit code ${result.exitCode}; continuing (--on-error continue)`);
-    return { exitCode: result.exitCode, reason: "Error", handOn: true, ranCommand: true, startedAt };
-  }
-  return failed(result.exitCode, "Error", startedAt, true);
+  return { kind: "ran", exitCode: result.exitCode, ...(stopping.reason ? { stopped: stopping.reason } : {}) };
 }
 
-/** Best effort for a step that fails before it waits (bad options): hand on POST.err so the chain ends. */
+/** Anything that threw: one line, and a failed step (POST.err) instead of a hang. */
+function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Happened {
+  if (error instanceof BatonError) {
+    io.warn(error.message);
+    return { kind: "baton-failed", exitCode: error.exitCode, ranCommand };
+  }
+  // A bug of ours: still one line, and the step fails instead of hanging.
+  io.warn(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+  return { kind: "baton-failed", exitCode: EXIT_FAILURE, ranCommand };
+}
+
+/** A step that fails before it waits (bad options): hand on POST.err so the chain ends. */
 export function reportEarlyFailure(postFile: string | undefined, exitCode: number): void {
   if (!postFile) return;
-  const at = now();
-  try {
-    writePostFile(postFile, false, { exitCode, reason: "Error", startedAt: at, finishedAt: at });
-  } catch {
-    // The location itself may be what was wrong; the usage error is what the user must see.
-  }
-}
-
-function waitTimer(timeoutMs: number, abort: AbortController): () => void {
-  if (timeoutMs <= 0) return () => {};
-  const timer = setTimeout(() => {
-    abort.abort(new WaitEnded("WaitTimeout", EXIT_TIMEOUT, `gave up waiting after ${timeoutMs} ms (--wait-timeout)`));
-  }, timeoutMs);
-  return () => clearTimeout(timer);
+  const outcome = decideOutcome({ kind: "baton-failed", exitCode, ranCommand: false }, false);
+  // Quiet: the location itself may be what was wrong; the usage error is what the user must see.
+  handOn({ postFile, stepMetadataDir: undefined, terminationPath: undefined, results: [], resultsDir: "" }, outcome, now(), () => {});
 }
 
 function now(): string {

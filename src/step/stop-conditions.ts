@@ -1,47 +1,54 @@
 import type { StepOptions } from "../cli/step-options.js";
+import { after, type Deadline } from "../clock.js";
 import { emit } from "../report/events.js";
 import type { RunningCommand } from "../run/run-command.js";
 import { waitForFile } from "../wait/wait-for-file.js";
 
-// What stops a running command on purpose: --timeout expiring, or a non-empty --cancel-file. Both do the same:
-// SIGTERM to the command's process group, SIGKILL to the group --grace-period later (RunningCommand.stop).
+// What stops a step on purpose: --timeout expiring, or a non-empty --cancel-file. On a running command both do the
+// same: SIGTERM to its process group, SIGKILL to the group --grace-period later (RunningCommand.stop). The cancel file
+// is watched from the step's start: a step cancelled while it still waits never starts its command.
 
 export const STOP_SIGNAL: NodeJS.Signals = "SIGTERM";
 
 export type StopReason = "TimeoutExceeded" | "Cancelled";
 
 export interface StopConditions {
-  /** Why the command was stopped, once it was. */
+  /** Why the step was stopped, once it was. */
   readonly reason: StopReason | undefined;
-  /** Disarms the timer and the cancel-file watch (the command has ended). */
+  /** The command has started: arm --timeout, and stop it at once if the step was cancelled in between. */
+  started(command: RunningCommand): void;
+  /** Disarms the timer and the cancel-file watch (the command has ended, or never will start). */
   clear(): void;
 }
 
 export function watchStopConditions(
-  command: RunningCommand,
   options: Pick<StepOptions, "timeoutMs" | "gracePeriodMs" | "cancelFile" | "safetyPollMs">,
   warn: (message: string) => void,
+  /** Called when the step is cancelled before its command started (it ends the wait). */
+  cancelledBeforeStart: () => void,
 ): StopConditions {
   let reason: StopReason | undefined;
+  let command: RunningCommand | undefined;
+  let timer: Deadline | undefined;
   const stop = (why: StopReason, message: string, fields: Record<string, unknown> = {}) => {
     if (reason) return;
     reason = why;
     emit("stopping", { reason: why, signal: STOP_SIGNAL, ...fields });
-    warn(`${message}: ${STOP_SIGNAL} to its process group, SIGKILL after ${options.gracePeriodMs} ms (--grace-period)`);
-    command.stop(STOP_SIGNAL, options.gracePeriodMs);
+    if (command) {
+      warn(`${message}: ${STOP_SIGNAL} to its process group, SIGKILL after ${options.gracePeriodMs} ms (--grace-period)`);
+      command.stop(STOP_SIGNAL, options.gracePeriodMs);
+    } else {
+      warn(`${message} before the command started: it will not start`);
+      cancelledBeforeStart();
+    }
   };
-
-  const timer =
-    options.timeoutMs > 0
-      ? setTimeout(() => stop("TimeoutExceeded", `the command ran longer than ${options.timeoutMs} ms (--timeout)`), options.timeoutMs)
-      : undefined;
 
   const cancelWatch = new AbortController();
   const cancelFile = options.cancelFile;
   if (cancelFile !== undefined) {
-    waitForFile(cancelFile, { content: true, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
-      // "failed" would mean CANCEL.err exists, which means nothing for a cancel file: keep running.
-      (outcome) => outcome === "found" && stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
+    // errSibling false: CANCEL.err means nothing for a cancel file, and must not end its watch.
+    waitForFile(cancelFile, { content: true, errSibling: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
+      () => stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
       () => {}, // aborted by clear()
     );
   }
@@ -50,8 +57,15 @@ export function watchStopConditions(
     get reason() {
       return reason;
     },
+    started(running) {
+      command = running;
+      if (reason) running.stop(STOP_SIGNAL, options.gracePeriodMs); // cancelled as it started
+      if (options.timeoutMs > 0) {
+        timer = after(options.timeoutMs, () => stop("TimeoutExceeded", `the command ran longer than ${options.timeoutMs} ms (--timeout)`));
+      }
+    },
     clear() {
-      clearTimeout(timer);
+      timer?.clear();
       cancelWatch.abort();
     },
   };

@@ -1,3 +1,4 @@
+import { every } from "../clock.js";
 import { BatonError, EXIT_USAGE } from "../errors.js";
 import { statOrUndefined, watchFolderOf } from "./watch-folder.js";
 
@@ -17,6 +18,8 @@ export interface WaitOptions {
   /** Interval of the safety-net poll (default DEFAULT_SAFETY_POLL_MS). */
   safetyPollMs?: number;
   warn: (message: string) => void;
+  /** Whether FILE.err counts (a post file's failure); false for a file that has no .err (a cancel file). Default true. */
+  errSibling?: boolean;
 }
 
 export function waitForFile(file: string, options: WaitOptions): Promise<WaitOutcome> {
@@ -36,7 +39,7 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
     };
     const look = () => {
       try {
-        const outcome = lookFor(file, options.content);
+        const outcome = lookFor(file, options.content, options.errSibling ?? true);
         if (outcome) finish(() => resolve(outcome));
       } catch (error) {
         finish(() => reject(error));
@@ -46,7 +49,7 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
 
     // Arm the watch first, then look: a file made in between is then seen by one or the other.
     const watch = watchFolderOf(file, look, options.warn);
-    const poll = setInterval(look, options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS);
+    const poll = every(options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS, look);
     options.signal.addEventListener("abort", onAbort);
     if (options.signal.aborted) onAbort();
     else look();
@@ -54,10 +57,10 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
 }
 
 /** One look at the file and its .err sibling. The file itself wins: a step that succeeded is never skipped. */
-export function lookFor(file: string, content: boolean): WaitOutcome | undefined {
+export function lookFor(file: string, content: boolean, errSibling = true): WaitOutcome | undefined {
   const stats = statOrUndefined(file);
   if (stats?.isDirectory()) throw new BatonError(`wait file ${file} is a directory`, EXIT_USAGE);
   if (stats && (!content || stats.size > 0)) return "found";
-  if (statOrUndefined(`${file}.err`)) return "failed";
+  if (errSibling && statOrUndefined(`${file}.err`)) return "failed";
   return undefined;
 }

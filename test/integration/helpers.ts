@@ -6,7 +6,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-export const BATON = resolve(import.meta.dirname, "../../dist/baton.cjs");
+/** The bundle under test; BATON_TEST_BUNDLE points at another build (to see a regression test fail on older code). */
+export const BATON = process.env.BATON_TEST_BUNDLE || resolve(import.meta.dirname, "../../dist/baton.cjs");
 /** The standalone folder from `make sea` and its launcher (docs/standalone.md). */
 export const STANDALONE_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-x64");
 export const STANDALONE = join(STANDALONE_DIR, "baton");

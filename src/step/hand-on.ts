@@ -1,0 +1,57 @@
+import type { StepOptions } from "../cli/step-options.js";
+import { describeSystemError } from "../errors.js";
+import { emit } from "../report/events.js";
+import { writeEmptyErrorPostFile, writePostFile } from "../report/post-file.js";
+import { writeExitCodeFile } from "../report/step-metadata.js";
+import { writeTerminationMessage } from "../report/write-termination.js";
+import { exitCodeOf, settleOutcome, type Outcome } from "./outcome.js";
+
+// The one place a step reports its outcome, reached from every end of the lifecycle: DIR/exitCode, then the
+// termination message (either may still fail the step: a full disk, results too large), then the post file, which is
+// always attempted, whatever failed before it, so the next step never waits forever. Never throws: each failure is one
+// line on stderr and a failed outcome.
+
+export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "terminationPath" | "results" | "resultsDir">;
+
+/** Writes what `outcome` says and returns baton's exit code. */
+export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void): number {
+  let final = outcome;
+  if (final.ranCommand && options.stepMetadataDir !== undefined) {
+    const file = `${options.stepMetadataDir}/exitCode`;
+    try {
+      writeExitCodeFile(options.stepMetadataDir, final.commandExitCode ?? final.exitCode);
+    } catch (error) {
+      warn(`cannot write ${file}: ${describeSystemError(error)}`);
+      final = settleOutcome(final, { writeFailed: true });
+    }
+  }
+  if (options.terminationPath !== undefined) {
+    try {
+      const tooLarge = writeTerminationMessage(options, { ...final, startedAt }, warn);
+      if (tooLarge) {
+        warn(tooLarge);
+        final = settleOutcome(final, { resultsTooLarge: true });
+      }
+    } catch (error) {
+      warn(error instanceof Error ? error.message : String(error));
+      final = settleOutcome(final, { writeFailed: true });
+    }
+  }
+  let exitCode = exitCodeOf(final);
+  if (options.postFile !== undefined) {
+    const record = { exitCode: final.exitCode, reason: final.reason, startedAt, finishedAt: new Date().toISOString() };
+    try {
+      emit("post", { file: writePostFile(options.postFile, final.handOn, record) });
+    } catch (error) {
+      warn(error instanceof Error ? error.message : String(error));
+      const fallback = writeEmptyErrorPostFile(options.postFile);
+      if (fallback) {
+        warn(`wrote an empty ${fallback} instead, so the next step ends`);
+        emit("post", { file: fallback });
+      }
+      if (exitCode === 0) exitCode = settleOutcome(final, { writeFailed: true }).exitCode;
+    }
+  }
+  emit("done", { exitCode });
+  return exitCode;
+}

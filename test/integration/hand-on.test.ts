@@ -1,0 +1,93 @@
+// Nothing lost, nothing hangs: every outcome baton survives hands on POST or POST.err (a sidecar: READY or READY.err),
+// whatever failed on the way. Each test is a fault found by trying (issue 11), on the real bundle.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+
+const skipRoot = !IS_ROOT && "needs root (mount namespace, tmpfs, PID namespace)";
+
+/** A prefix that runs baton ("$@") with a full 64 KiB tmpfs at DIR/full, in a mount namespace of its own; `then`
+ * runs after it, still inside (the tmpfs is gone once the namespace ends), and baton's exit code is kept. */
+function withFullDisk(dir: string, then = ""): string[] {
+  mkdirSync(join(dir, "full"), { recursive: true });
+  const fill = `mount -t tmpfs -o size=64k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler 2>/dev/null || true)`;
+  return ["unshare", "--mount", "sh", "-c", `${fill} && { "$@"; rc=$?; ${then} exit $rc; }`, "sh"];
+}
+
+test("finding 1: DIR/exitCode on a full disk: POST.err is still written, one line, exit 1", { skip: skipRoot }, async () => {
+  const dir = tempDir();
+  const post = join(dir, "post");
+  const exit = await runBaton(["--post-file", post, "--step-metadata-dir", join(dir, "full/meta"), "--", "true"], { prefix: withFullDisk(dir) });
+  assert.equal(exit.code, 1);
+  assert.match(exit.stderr, /^baton: cannot write .*\/full\/meta\/exitCode: no space left on device \(ENOSPC\)$/m);
+  assert.doesNotMatch(exit.stderr, /\n\s+at |internal error/);
+  assert.equal(existsSync(post), false);
+  assert.equal(readJson(`${post}.err`).reason, "Error");
+});
+
+test("a post file on a full disk: an empty POST.err still hands the failure on (it needs no data block)", { skip: skipRoot }, async () => {
+  const dir = tempDir();
+  const post = join(dir, "full/post");
+  const exit = await runBaton(["--post-file", post, "--", "true"], {
+    prefix: withFullDisk(dir, `ls -a ${dir}/full > ${dir}/listing; wc -c < ${post}.err > ${dir}/size;`),
+  });
+  assert.equal(exit.code, 1);
+  assert.match(exit.stderr, /^baton: cannot write post file .*ENOSPC/m);
+  assert.match(exit.stderr, /^baton: wrote an empty .*\/full\/post\.err instead/m);
+  assert.equal(readOr(join(dir, "size"), "").trim(), "0");
+  assert.deepEqual(readOr(join(dir, "listing"), "").split("\n").filter((n) => n.startsWith("post")), ["post.err"]);
+});
+
+test("finding 5: a post file name of 251 bytes (POST.err is 255) is handed on; 252 is refused before the command runs", async () => {
+  const dir = tempDir();
+  const long = join(dir, "p".repeat(251));
+  assert.equal((await runBaton(["--post-file", long, "--", "true"])).code, 0);
+  assert.equal(existsSync(long), true);
+  assert.equal((await runBaton(["--post-file", long, "--", "false"])).code, 1);
+  assert.equal(existsSync(`${long}.err`), true);
+  // Multi-byte names are cut on a character boundary for the temporary name.
+  const wide = join(dir, "é".repeat(125)); // 250 bytes
+  assert.equal((await runBaton(["--post-file", wide, "--", "true"])).code, 0);
+  assert.equal(existsSync(wide), true);
+  const tooLong = join(dir, "q".repeat(252));
+  const exit = await runBaton(["--post-file", tooLong, "--", "sh", "-c", `touch ${dir}/ran`]);
+  assert.equal(exit.code, 2);
+  assert.match(exit.stderr, /^baton: post file name q+ is too long: with \.err it must fit 255 bytes\n$/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+  assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".")), [], "no temporary file left");
+});
+
+test("finding 2: baton's stderr closed (a dead log reader): the warning is dropped, the outcome is handed on", async () => {
+  const dir = tempDir();
+  const post = join(dir, "post");
+  // `| true`: the reader of baton's stderr is gone before baton's first warning (--timeout).
+  const script = `(${process.execPath} ${BATON} --post-file ${post} --timeout 200ms -- sleep 5; echo $? > ${dir}/rc) 2>&1 | true`;
+  const exit = await runBaton([], { baton: ["sh", "-c", script] });
+  assert.equal(exit.code, 0);
+  assert.equal(readOr(join(dir, "rc"), "").trim(), "124");
+  assert.equal(readJson(`${post}.err`).reason, "TimeoutExceeded");
+});
+
+test("finding 6: a stop file that appears before the ready probe succeeds leaves READY.err, exit 0", async () => {
+  const dir = tempDir();
+  const ready = join(dir, "ready");
+  const events = join(dir, "events");
+  const baton = startBaton(["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${dir}/never`, "--ready-file", ready, "--", "sleep", "1000"], { env: cleanEnv({ BATON_EVENTS: events }) });
+  await eventSeen(events, "waiting");
+  writeFileSync(join(dir, "last.err"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.match(exit.stderr, /appeared before the sidecar was ready/);
+  assert.equal(existsSync(ready), false);
+  assert.equal(readJson(`${ready}.err`).reason, "NotReady");
+});
+
+test("finding 6: a stop file already there at start (a failed last step) leaves READY.err", async () => {
+  const dir = tempDir();
+  const ready = join(dir, "ready");
+  writeFileSync(join(dir, "last.err"), "");
+  const exit = await runBaton(["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${dir}/never`, "--ready-file", ready, "--", "sleep", "1000"]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(existsSync(`${ready}.err`), true);
+});
