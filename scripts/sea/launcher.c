@@ -3,6 +3,8 @@
  *
  *   ROOT/baton ARGS...  ->  exec ROOT/lib/ld-linux-x86-64.so.2 --argv0 ROOT/baton --library-path ROOT/lib ROOT/lib/baton-node ARGS...
  *
+ * (ld-linux-aarch64.so.1 on arm64: the loader's name is glibc's for the architecture the launcher is compiled for.)
+ *
  * Why a launcher and not patchelf --set-interpreter: an ELF interpreter path must be absolute, which would pin the
  * folder to one install location, while `COPY --from`, `baton init DEST` and a shared volume each put it elsewhere.
  * --library-path reaches only the loader, not the environment, so the step's command keeps its own image's libraries.
@@ -14,6 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#if defined(__x86_64__)
+#define LOADER "ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define LOADER "ld-linux-aarch64.so.1"
+#else
+#error "no glibc loader name known for this architecture"
+#endif
 
 /* The launcher's own absolute path: /proc/self/exe where /proc is mounted, else argv[0] (a path, or a name on PATH). */
 static int find_self(const char *argv0, char *out) {
@@ -54,7 +64,7 @@ int main(int argc, char **argv) {
   *strrchr(root, '/') = '\0';
 
   char loader[PATH_MAX + 32], libdir[PATH_MAX + 32], program[PATH_MAX + 32];
-  snprintf(loader, sizeof loader, "%s/lib/ld-linux-x86-64.so.2", root);
+  snprintf(loader, sizeof loader, "%s/lib/" LOADER, root);
   snprintf(libdir, sizeof libdir, "%s/lib", root);
   snprintf(program, sizeof program, "%s/lib/baton-node", root);
 

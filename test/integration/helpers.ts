@@ -35,6 +35,8 @@ export interface StartOptions {
   cwd?: string;
   /** Extra words put before `node BATON`, e.g. another unshare. */
   prefix?: string[];
+  /** Words put before everything, the PID namespace's unshare included (e.g. a user namespace that runs arm64 code). */
+  outer?: string[];
   stdin?: "ignore" | "pipe";
   /** The words that start baton (default: `node dist/baton.cjs`), e.g. [STANDALONE]. */
   baton?: string[];
@@ -50,7 +52,8 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 export function startBaton(args: string[], options: StartOptions = {}): Baton {
   const words = [...(options.prefix ?? []), ...(options.baton ?? [process.execPath, BATON]), ...args];
   const root = options.root ? [`--root=${options.root}`] : [];
-  const argv = options.pid1 ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ...root, ...words] : words;
+  const inner = options.pid1 ? ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ...root, ...words] : words;
+  const argv = [...(options.outer ?? []), ...inner];
   const child = spawn(argv[0]!, argv.slice(1), {
     env: options.env ?? cleanEnv(),
     cwd: options.cwd,
@@ -65,7 +68,7 @@ export function startBaton(args: string[], options: StartOptions = {}): Baton {
   });
   const hostPid = async () => {
     if (!options.pid1 && !options.prefix) return child.pid!;
-    // unshare --fork: baton is the child of unshare (through any prefix that execs).
+    // unshare --fork: baton is the child of unshare (through any prefix or outer words that exec).
     return waitFor(() => {
       const children = readOr(`/proc/${child.pid}/task/${child.pid}/children`, "").trim();
       return children ? Number(children.split(" ")[0]) : undefined;

@@ -4,48 +4,23 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   BATON, IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
   listeningPorts, startBaton, tempDir, waitFor,
 } from "./helpers.js";
+import { busyboxRoot as makeBusyboxRoot } from "./busybox-root.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace and a root folder";
 const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../package.json"), "utf8")) as { version: string };
-const BUSYBOX_CACHE = resolve(import.meta.dirname, "../../build/busybox-static");
 
 before(() => {
   assert.ok(existsSync(STANDALONE), `${STANDALONE} is missing: run \`make sea\``);
 });
 
-/** Debian's busybox-static, downloaded and unpacked once into build/ (the package is not installed). */
-function staticBusybox(): string {
-  const busybox = join(BUSYBOX_CACHE, "bin/busybox");
-  if (existsSync(busybox)) return busybox;
-  const download = tempDir();
-  const get = () => execFileSync("apt-get", ["download", "-qq", "busybox-static"], { cwd: download, stdio: "pipe" });
-  try {
-    get();
-  } catch {
-    execFileSync("apt-get", ["update", "-qq"], { stdio: "pipe" }); // a fresh machine has no package lists yet
-    get();
-  }
-  const deb = readdirSync(download).find((name) => name.endsWith(".deb"));
-  assert.ok(deb, "apt-get download busybox-static gave no .deb");
-  rmSync(BUSYBOX_CACHE, { recursive: true, force: true });
-  execFileSync("dpkg-deb", ["-x", join(download, deb), BUSYBOX_CACHE]);
-  return busybox;
-}
-
 /** A root folder like a scratch image: /bin/busybox (static), /baton (the copied folder), empty /proc and /tmp. */
-function busyboxRoot(): string {
-  const root = tempDir();
-  for (const dir of ["bin", "proc", "tmp"]) mkdirSync(join(root, dir));
-  cpSync(staticBusybox(), join(root, "bin/busybox"));
-  cpSync(STANDALONE_DIR, join(root, "baton"), { recursive: true });
-  return root;
-}
+const busyboxRoot = () => makeBusyboxRoot(STANDALONE_DIR);
 
 /** A program's absolute path on this machine (for a child whose PATH is the test root's). */
 function hostProgram(name: string): string {

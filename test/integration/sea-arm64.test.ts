@@ -1,0 +1,146 @@
+// The arm64 standalone folder (`make sea ARCH=arm64`, dist/baton-linux-arm64) run on this x86_64 machine under
+// qemu-user: each test starts in a user namespace of its own with qemu-aarch64-static registered in that namespace's
+// binfmt_misc (Linux >= 6.7; the machine's own binfmt_misc is left alone), so the arm64 launcher can exec the arm64
+// loader and baton can exec the arm64 busybox, as on an arm64 node. The registration is Debian's own (qemu-user-static's
+// binfmt.d entry, flag F: the kernel opens the emulator at registration, so the test roots hold no emulator, only
+// arm64 files). Emulation shows that the folder is complete and correct for arm64; it cannot show its speed (every
+// arm64 instruction is translated: start-up is ~20x slower than native) nor timing races of the real hardware.
+// Each baton here costs ~0.5 s of CPU: the tests are few, and each proves several things.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { IS_ROOT, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, waitFor, type StartOptions } from "./helpers.js";
+import { busyboxRoot } from "./busybox-root.js";
+
+const skip = !IS_ROOT && "needs root for namespaces and a root folder";
+const ARM64_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-arm64");
+const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../package.json"), "utf8")) as { version: string };
+const BINFMT_ENTRY = "/usr/lib/binfmt.d/qemu-aarch64.conf"; // from Debian's qemu-user-static
+/** Words that run the rest of a command line in a new user namespace where arm64 programs run under qemu. */
+const EMULATED = [
+  "unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+  `mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc && grep -v '^#' ${BINFMT_ENTRY} > /proc/sys/fs/binfmt_misc/register && exec "$@"`,
+  "sh",
+];
+
+/** baton from the arm64 folder copied into a fresh busybox-only arm64 root, as PID 1. */
+function inRoot(root: string, options: StartOptions = {}): StartOptions {
+  return { outer: EMULATED, pid1: true, root, baton: ["/baton/baton"], ...options };
+}
+
+function arm64Root(t: { after(fn: () => void): void }): string {
+  const root = busyboxRoot(ARM64_DIR, "arm64");
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  return root;
+}
+
+before(() => {
+  assert.ok(existsSync(join(ARM64_DIR, "baton")), `${ARM64_DIR} is missing: run \`make sea ARCH=arm64\``);
+  assert.ok(existsSync(BINFMT_ENTRY), `${BINFMT_ENTRY} is missing: apt-get install qemu-user-static`);
+});
+
+test("the arm64 folder holds arm64 programs, laid out as the x64 folder", () => {
+  const names = (dir: string) => readdirSync(join(dir, "lib")).filter((name) => !name.startsWith("ld-linux")).sort();
+  assert.deepEqual(names(ARM64_DIR), names(resolve(ARM64_DIR, "../baton-linux-x64")));
+  assert.ok(existsSync(join(ARM64_DIR, "lib/ld-linux-aarch64.so.1")));
+  for (const file of ["baton", "lib/baton-node", "lib/baton-reaper.node", "lib/ld-linux-aarch64.so.1", "lib/libc.so.6"]) {
+    const header = readFileSync(join(ARM64_DIR, file)).subarray(0, 20);
+    assert.equal(header.readUInt16LE(18), 183, `${file} is not an arm64 ELF file (e_machine EM_AARCH64)`);
+  }
+});
+
+test("the arm64 baton prints its version under qemu (launcher, loader, Node, SEA)", { skip }, async () => {
+  const exit = await runBaton(["--version"], { outer: EMULATED, baton: [join(ARM64_DIR, "baton")] });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout, `baton ${version}\n`);
+  assert.equal(exit.stderr, "");
+});
+
+test("arm64: a three-step chain, each step as PID 1, in a root with only an arm64 static busybox", { skip }, async (t) => {
+  const root = arm64Root(t);
+  const shared = join(root, "tmp");
+  const step = (name: string, wait: string | undefined, options: StartOptions) => {
+    const baton = startBaton(
+      [
+        ...(wait ? ["--wait-file", `/tmp/${wait}`] : []),
+        "--post-file", `/tmp/${name}`,
+        "--", "/bin/busybox", "sh", "-c", `echo "${name} parent=$PPID" >> /tmp/log`,
+      ],
+      { ...options, env: cleanEnv({ BATON_EVENTS: `/tmp/events-${name}` }) },
+    );
+    t.after(() => baton.child.kill("SIGKILL"));
+    return baton;
+  };
+  // Later steps start first, so they really wait (by inotify, through qemu's syscall translation).
+  const third = step("three", "two", inRoot(root));
+  const second = step("two", "one", inRoot(root));
+  await eventSeen(join(shared, "events-three"), "waiting");
+  await eventSeen(join(shared, "events-two"), "waiting");
+  const first = step("one", undefined, inRoot(root));
+  for (const [name, baton] of [["one", first], ["two", second], ["three", third]] as const) {
+    const exit = await baton.exited;
+    assert.equal(exit.code, 0, `step ${name}: ${exit.stderr}`);
+    assert.equal(readJson(join(shared, name)).exitCode, 0);
+  }
+  assert.equal(readFileSync(join(shared, "log"), "utf8"), "one parent=1\ntwo parent=1\nthree parent=1\n");
+  assert.deepEqual(readdirSync(root).sort(), ["baton", "bin", "proc", "tmp"], "the root holds no Node, no libc, no emulator");
+});
+
+test("arm64 as PID 1: signals reach the command, and orphans are reaped by the arm64 addon", { skip }, async (t) => {
+  const root = arm64Root(t);
+  const tmp = join(root, "tmp");
+  // Three orphans that exit after 0.2 s; the command stays, reporting USR1 and exiting 0 on TERM.
+  const command = [
+    "for i in 1 2 3; do (/bin/busybox sleep 0.2 &); done",
+    "trap 'echo USR1 >> /tmp/got' USR1",
+    "trap 'echo TERM >> /tmp/got; exit 0' TERM",
+    "echo > /tmp/ready",
+    "while :; do /bin/busybox sleep 0.05; done",
+  ].join("\n");
+  const baton = startBaton(["--", "/bin/busybox", "sh", "-c", command], inRoot(root));
+  t.after(() => baton.child.kill("SIGKILL"));
+  const pid = await baton.hostPid();
+  await waitFor(() => (existsSync(join(tmp, "ready")) ? true : undefined), "the command's traps", 60_000);
+
+  // Once the orphans have exited, baton's only child is the command's shell (a loop sleep may come and go).
+  const children = () => readOr(`/proc/${pid}/task/${pid}/children`, "").trim().split(" ").filter(Boolean).map(Number);
+  const isZombie = (child: number) => /^State:\s+Z/m.test(readOr(`/proc/${child}/status`, ""));
+  await waitFor(() => (children().length === 1 && !children().some(isZombie) ? true : undefined), "the orphans to be reaped", 20_000);
+
+  process.kill(pid, "SIGUSR1");
+  await waitFor(() => (readOr(join(tmp, "got"), "").includes("USR1") ? true : undefined), "USR1 to reach the command");
+  process.kill(pid, "SIGTERM");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readFileSync(join(tmp, "got"), "utf8"), "USR1\nTERM\n");
+  assert.doesNotMatch(exit.stderr, /reap/, "the reaper addon loaded");
+});
+
+test("arm64: sidecar mode (loaded lazily inside the bundle) stops on its stop file", { skip }, async (t) => {
+  const root = arm64Root(t);
+  const events = join(root, "tmp/events");
+  const baton = startBaton(
+    ["sidecar", "--stop-file", "/tmp/stop", "--", "/bin/busybox", "sleep", "1000"],
+    inRoot(root, { env: cleanEnv({ BATON_EVENTS: "/tmp/events" }) }),
+  );
+  t.after(() => baton.child.kill("SIGKILL"));
+  await eventSeen(events, "command");
+  writeFileSync(join(root, "tmp/stop"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+});
+
+test("arm64: baton init DEST copies the whole folder, and the copy runs", { skip }, async (t) => {
+  const root = arm64Root(t);
+  const init = await runBaton(["init", "/workspace/bin/baton"], inRoot(root));
+  assert.equal(init.code, 0, init.stderr);
+  const list = (dir: string) => execFileSync("find", [".", "-type", "f", "-printf", "%p %s\n"], { cwd: dir, encoding: "utf8" }).split("\n").sort();
+  assert.deepEqual(list(join(root, "workspace/bin")), list(ARM64_DIR));
+  assert.equal(statSync(join(root, "workspace/bin/baton")).mode & 0o777, 0o755);
+
+  const step = await runBaton(["--", "/bin/busybox", "echo", "from the copy"], inRoot(root, { baton: ["/workspace/bin/baton"] }));
+  assert.equal(step.code, 0, step.stderr);
+  assert.equal(step.stdout, "from the copy\n");
+});
