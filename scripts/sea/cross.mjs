@@ -33,7 +33,7 @@ export function crossTarget(arch, { root, work }) {
   const emulate = (loader, libraryPath, program, args) =>
     run(spec.emulator, [loader, "--library-path", libraryPath, program, ...args]);
   return {
-    nodeBinary: join(node, "bin/node"),
+    nodeBinary: join(node, "bin", "node"),
     nodeLicense: join(node, "LICENSE"),
     loader: spec.loader,
     cc: `${spec.triplet}-gcc`,
