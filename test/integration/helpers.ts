@@ -68,8 +68,11 @@ export function startBaton(args: string[], options: StartOptions = {}): Baton {
   });
   const hostPid = async () => {
     if (!options.pid1 && !options.prefix) return child.pid!;
-    // unshare --fork: baton is the child of unshare (through any prefix or outer words that exec).
+    // unshare --fork: baton is the child of unshare (through any prefix or outer words that exec). Outer words may
+    // start helpers of their own before they exec: wait until the process runs the inner command line.
+    const innerLine = inner.join("\0");
     return waitFor(() => {
+      if (options.outer && !readOr(`/proc/${child.pid}/cmdline`, "").startsWith(innerLine)) return undefined;
       const children = readOr(`/proc/${child.pid}/task/${child.pid}/children`, "").trim();
       return children ? Number(children.split(" ")[0]) : undefined;
     }, "baton's process to start");
