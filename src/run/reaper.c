@@ -1,4 +1,5 @@
-// baton-reaper.node: the three system calls that reaping orphans needs and Node does not expose.
+// baton-reaper.node: the system calls Node does not expose: the three that reaping orphans needs, and flock() for the
+// liveness lock (src/liveness-lock.ts).
 // Plain Node-API (C, no C++ runtime), so one build loads into every Node >= 20 and into the standalone build.
 // Every function returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in reaper.ts,
 // on the main thread, never inside a signal handler.
@@ -7,6 +8,7 @@
 #include <errno.h>
 #include <node_api.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -67,11 +69,30 @@ static napi_value become_subreaper(napi_env env, napi_callback_info info) {
   return undefined;
 }
 
+// flock(fd, operation): 0 on success, else the errno (EWOULDBLOCK: another process holds a conflicting lock).
+// The caller passes LOCK_NB: this never blocks the main thread.
+static napi_value flock_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  int32_t fd = -1, operation = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 ||
+      napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[1], &operation) != napi_ok ||
+      fd < 0 || (operation & LOCK_NB) == 0) {
+    napi_throw_type_error(env, NULL, "flock(fd, operation): a descriptor and an operation with LOCK_NB");
+    return NULL;
+  }
+  int rc;
+  do rc = flock(fd, operation);
+  while (rc == -1 && errno == EINTR);
+  return int_value(env, rc == -1 ? errno : 0);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor functions[] = {
       {"peekExited", NULL, peek_exited, NULL, NULL, NULL, napi_enumerable, NULL},
       {"reap", NULL, reap, NULL, NULL, NULL, napi_enumerable, NULL},
       {"becomeSubreaper", NULL, become_subreaper, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   return exports;

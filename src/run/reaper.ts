@@ -14,6 +14,8 @@ export interface ReaperAddon {
   reap(pid: number): number;
   /** prctl(PR_SET_CHILD_SUBREAPER, 1) */
   becomeSubreaper(): void;
+  /** flock(fd, operation | LOCK_NB): 0, or the errno (EWOULDBLOCK: held by another process). See liveness-lock.ts. */
+  flock(fd: number, operation: number): number;
 }
 
 export interface ReapingOptions {
@@ -121,8 +123,18 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
   };
 }
 
-/** dlopen's the addon: beside the bundle; in the standalone build, from its lib/ folder or else from its SEA assets. */
+let loaded: ReaperAddon | undefined;
+
+/**
+ * dlopen's the addon (once: the reaper and the liveness lock share it): beside the bundle; in the standalone build,
+ * from its lib/ folder or else from its SEA assets.
+ */
 export function loadReaperAddon(): ReaperAddon {
+  loaded ??= loadAddonFile();
+  return loaded;
+}
+
+function loadAddonFile(): ReaperAddon {
   const sea = process.getBuiltinModule?.("node:sea");
   if (sea?.isSea()) return loadFromSea(sea);
   // The bundle is CommonJS, where __dirname is its own folder (unbundled sources run from src/run/).

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { monotonicMs } from "../clock.js";
+import { holdLivenessLock } from "../liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_FAILURE } from "../errors.js";
 import { writeFileAtomic } from "../report/atomic-write.js";
 import { emit } from "../report/events.js";
@@ -43,7 +44,11 @@ const never = new Promise<never>(() => {});
  */
 export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promise<number> {
   const readyFile = options.readyFile;
-  if (readyFile) clearReadyFile(readyFile);
+  if (readyFile) {
+    clearReadyFile(readyFile);
+    // The first step waiting on READY notices if this baton is killed before the sidecar is ready.
+    holdLivenessLock(readyFile, io.warn);
+  }
   const state = { ready: false };
   let exitCode = EXIT_FAILURE;
   try {
@@ -127,8 +132,9 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
     throw first.error;
   }
 
-  // 3c. A stop file appeared: the steps are over. Stop the sidecar on purpose; that is a success.
+  // 3c. A stop file appeared (or the step that writes it was killed): the steps are over. Stop the sidecar on purpose; that is a success.
   emit("stopping", { file: first.file });
+  if (first.file.endsWith(".lock")) io.warn(`the step that writes ${first.file.slice(0, -".lock".length)} died before it handed on: stopping`);
   if (options.readyProbe && !state.ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
   if (options.stopUrls.length > 0) {
     const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));

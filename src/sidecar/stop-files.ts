@@ -1,4 +1,4 @@
-import { lookFor, waitForFile } from "../wait/wait-for-file.js";
+import { lookFor, waitForFile, type WaitOutcome } from "../wait/wait-for-file.js";
 
 // A sidecar stops when the steps are over: when any of its stop files appears, or the .err a failed step leaves
 // instead (a failed pipeline must end too).
@@ -10,7 +10,15 @@ export interface StopWaitOptions {
   warn: (message: string) => void;
 }
 
-/** Resolves with the path that appeared first: a stop file, or its .err. */
+/** What stopped the sidecar, as told in its events and messages. */
+function stopFileName(file: string, outcome: WaitOutcome): string {
+  if (outcome === "failed") return `${file}.err`;
+  // The step that would write it was killed (its liveness lock is free): it never will; the steps are over.
+  if (outcome === "died") return `${file}.lock`;
+  return file;
+}
+
+/** Resolves with the path that appeared first: a stop file, its .err, or its .lock (its writer died). */
 export async function waitForAnyStopFile(files: readonly string[], options: StopWaitOptions): Promise<string> {
   // One controller for all the waits: the first file found, or the caller's abort, ends every one of them.
   const waits = new AbortController();
@@ -26,7 +34,7 @@ export async function waitForAnyStopFile(files: readonly string[], options: Stop
           safetyPollMs: options.safetyPollMs,
           warn: options.warn,
         });
-        return outcome === "failed" ? `${file}.err` : file;
+        return stopFileName(file, outcome);
       }),
     );
   } finally {
@@ -39,7 +47,7 @@ export async function waitForAnyStopFile(files: readonly string[], options: Stop
 export function stopFileThere(files: readonly string[]): string | undefined {
   for (const file of files) {
     const outcome = lookFor(file, false);
-    if (outcome) return outcome === "failed" ? `${file}.err` : file;
+    if (outcome) return stopFileName(file, outcome);
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { openCaptureFiles, teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
+import { holdLivenessLock } from "../liveness-lock.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
 import { handOn } from "./hand-on.js";
@@ -35,6 +36,10 @@ interface StepState {
 
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
   const step: StepState = { startedAt: now(), command: undefined };
+  // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
+  // On the next turn: while this step waits, or once its command has started, never in their way (~0.4 ms).
+  const postFile = options.postFile;
+  if (postFile !== undefined) setImmediate(() => holdLivenessLock(postFile, io.warn));
   const waitAbort = new AbortController();
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
@@ -87,6 +92,11 @@ async function waitForPreviousSteps(options: StepOptions, waitAbort: AbortContro
         safetyPollMs: options.safetyPollMs,
         warn: io.warn,
       });
+      if (found === "died") {
+        emit("skipped", { file, died: true });
+        io.warn(`skipping the command: the previous step's baton died before it handed on (${file}.lock is free, no ${file} or ${file}.err)`);
+        return { kind: "previous-died" };
+      }
       if (found === "failed") {
         emit("skipped", { file });
         io.warn(`skipping the command: the previous step failed (${file}.err)`);

@@ -46,8 +46,8 @@ export function watchStopConditions(
   const cancelWatch = new AbortController();
   const cancelFile = options.cancelFile;
   if (cancelFile !== undefined) {
-    // errSibling false: CANCEL.err means nothing for a cancel file, and must not end its watch.
-    waitForFile(cancelFile, { content: true, errSibling: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
+    // Not a post file: CANCEL.err means nothing for a cancel file, and must not end its watch.
+    waitForFile(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
       () => stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
       () => {}, // aborted by clear()
     );

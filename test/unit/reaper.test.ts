@@ -22,6 +22,7 @@ function fakeKernel(exited: number[]) {
     becomeSubreaper: () => {
       subreaper = true;
     },
+    flock: () => 0,
   };
   return { addon, exited, reaped, isSubreaper: () => subreaper };
 }
