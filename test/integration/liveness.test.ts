@@ -3,7 +3,7 @@
 // Across two PID namespaces sharing one folder, read-only for the waiter, as Tekton mounts /tekton/run/N.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { BATON, cleanEnv, eventSeen, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for PID and mount namespaces";
