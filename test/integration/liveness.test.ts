@@ -4,17 +4,19 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import { BATON, cleanEnv, eventSeen, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { BATON, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for PID and mount namespaces";
 
 /** Step 0 as PID 1 of its own PID namespace, holding its lock while its command sleeps. */
-async function runningStep(dir: string) {
+async function runningStep(dir: string, t: { after(fn: () => void): void }) {
   const post = join(dir, "run/0/out");
   const events = join(dir, "step0.events");
   const step = startBaton(["--post-file", post, "--", "sleep", "1000"], { pid1: true, env: cleanEnv({ BATON_EVENTS: events }) });
+  t.after(() => step.child.kill("SIGKILL")); // unshare --kill-child takes the namespace with it, should the test fail
+  
   await eventSeen(events, "command");
-  assert.equal(existsSync(`${post}.lock`), true, "the lock file is there while the step runs");
+  await fileAppears(`${post}.lock`); // taken on the turn after the command started
   return { step, post };
 }
 
@@ -35,9 +37,9 @@ function readOnlyWaiter(dir: string, args: string[], events: string) {
   });
 }
 
-test("a step whose predecessor is SIGKILLed (another PID namespace, read-only folder) ends within 2 s: POST.err, PreviousStepDied", { skip }, async () => {
+test("a step whose predecessor is SIGKILLed (another PID namespace, read-only folder) ends within 2 s: POST.err, PreviousStepDied", { skip }, async (t) => {
   const dir = tempDir();
-  const { step } = await runningStep(dir);
+  const { step } = await runningStep(dir, t);
   const events = join(dir, "step1.events");
   const post1 = join(dir, "run/1/out");
   const waiter = readOnlyWaiter(dir, ["--wait-file", join(dir, "ro0/out"), "--post-file", post1, "--", "touch", join(dir, "ran")], events);
@@ -71,9 +73,9 @@ test("a predecessor that hands on and exits is never taken for dead (its lock go
   }
 });
 
-test("a sidecar whose last step is SIGKILLed stops within 2 s, exit 0", { skip }, async () => {
+test("a sidecar whose last step is SIGKILLed stops within 2 s, exit 0", { skip }, async (t) => {
   const dir = tempDir();
-  const { step, post } = await runningStep(dir);
+  const { step, post } = await runningStep(dir, t);
   const events = join(dir, "sidecar.events");
   const sidecar = startBaton(["sidecar", "--stop-file", post, "--", "sleep", "1000"], { pid1: true, env: cleanEnv({ BATON_EVENTS: events }) });
   await eventSeen(events, "command");
