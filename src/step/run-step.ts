@@ -32,14 +32,19 @@ class WaitEnded {
 interface StepState {
   startedAt: string;
   command: RunningCommand | undefined;
+  /** Takes this step's liveness lock, once. */
+  holdLock?: () => void;
 }
 
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
   const step: StepState = { startedAt: now(), command: undefined };
   // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
-  // On the next turn: while this step waits, or once its command has started, never in their way (~0.4 ms).
-  const postFile = options.postFile;
-  if (postFile !== undefined) setImmediate(() => holdLivenessLock(postFile, io.warn));
+  // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
+  let locked = options.postFile === undefined;
+  step.holdLock = () => {
+    if (!locked) holdLivenessLock(options.postFile!, io.warn);
+    locked = true;
+  };
   const waitAbort = new AbortController();
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
@@ -59,7 +64,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
 
   let happened: Happened;
   try {
-    happened = (await waitForPreviousSteps(options, waitAbort, io)) ?? (await runCommand(options, step, stopping, io));
+    happened = (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, io));
   } catch (error) {
     happened = batonFailed(error, step.command !== undefined, io);
   } finally {
@@ -74,7 +79,8 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
 }
 
 /** 1. Waits for each file in order. undefined: go on and run the command; otherwise why the step ends here. */
-async function waitForPreviousSteps(options: StepOptions, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
+async function waitForPreviousSteps(options: StepOptions, step: StepState, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
+  if (options.waitFiles.length > 0) step.holdLock?.();
   const timer =
     options.waitTimeoutMs > 0
       ? after(options.waitTimeoutMs, () => {
@@ -138,6 +144,7 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
     // Pipes only when asked: inherited stdio costs nothing and keeps the command's output unbuffered.
     capture ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
   );
+  step.holdLock?.();
   if (command.pid !== undefined) {
     step.command = command;
     emit("command", { argv: options.command, child: command.pid });
