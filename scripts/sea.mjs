@@ -102,8 +102,9 @@ if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader}
 // 4. The launcher, linked statically so that it needs nothing from the image.
 run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, "baton"), join(root, "scripts/sea/launcher.c")]);
 
-// 5. Licences of what ships beside baton.
+// 5. Licences of what ships beside baton, and baton's own.
 mkdirSync(join(staging, "lib/licenses"));
+copyFileSync(join(root, "LICENSE"), join(staging, "lib/licenses/baton"));
 copyFileSync(target.nodeLicense, join(staging, "lib/licenses/node"));
 for (const [pkg, copyright] of target.copyrights(["libc6", "libstdc++6", "libgcc-s1"])) {
   if (existsSync(copyright)) copyFileSync(copyright, join(staging, "lib/licenses", pkg));

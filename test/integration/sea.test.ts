@@ -35,6 +35,15 @@ test("the standalone baton prints its version", async () => {
   assert.equal(exit.stderr, "");
 });
 
+test("the folder carries the licences of what it ships: baton's, Node's, glibc's, libstdc++'s and libgcc's", () => {
+  const licenses = join(STANDALONE_DIR, "lib/licenses");
+  assert.deepEqual(readdirSync(licenses).sort(), ["baton", "libc6", "libgcc-s1", "libstdc++6", "node"]);
+  assert.equal(readFileSync(join(licenses, "baton"), "utf8"), readFileSync(resolve(import.meta.dirname, "../../LICENSE"), "utf8"));
+  assert.match(readFileSync(join(licenses, "baton"), "utf8"), /Apache License\s+Version 2\.0, January 2004[\s\S]*END OF TERMS AND CONDITIONS/);
+  assert.match(readFileSync(join(licenses, "node"), "utf8"), /Node\.js is licensed for use as follows/);
+  for (const pkg of ["libc6", "libgcc-s1", "libstdc++6"]) assert.match(readFileSync(join(licenses, pkg), "utf8"), /[Cc]opyright/, pkg);
+});
+
 test("a three-step chain runs, each step as PID 1, in a root with only a static busybox", { skip }, async (t) => {
   const root = busyboxRoot();
   t.after(() => rmSync(root, { recursive: true, force: true }));
