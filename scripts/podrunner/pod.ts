@@ -1,5 +1,7 @@
 // Runs one pod on this machine the way the kubelet would with restartPolicy Never: the init containers one after another
-// (a failing one fails the pod), then every container at once; each container is PID 1 of its own PID namespace with
+// (a failing one fails the pod), then every container at once; a native sidecar (an init container with restartPolicy
+// Always) starts in the init sequence, the next one only once its startupProbe has passed, and is stopped (SIGTERM,
+// in reverse order) once every container has ended; its exit code does not count for the phase; each container is PID 1 of its own PID namespace with
 // a private mount namespace (see rootfs.ts), all of them sharing the pod's network namespace (see sandbox.ts). The host's
 // filesystem stands in for every image. Reports what the kubelet would: per-container exit code, reason and
 // termination message, and the pod phase.
@@ -15,12 +17,15 @@ import { EventTail, type BatonEvent } from "./events.js";
 import type { PodToRun } from "./manifest.js";
 import { rootfsScript, type BindMount } from "./rootfs.js";
 import { PodSandbox } from "./sandbox.js";
+import { checkStartupProbe, startedBy } from "./startup-probe.js";
 
 export type Phase = "Succeeded" | "Failed";
 
 export interface ContainerStatus {
   name: string;
   init: boolean;
+  /** A native sidecar: an init container with restartPolicy Always. */
+  sidecar?: boolean;
   /** Epoch ms: when the runner began creating the container (namespaces, mounts); undefined if it never started. */
   createdAt?: number;
   /** Epoch ms: when the container's command was exec'd as its PID 1 (Kubernetes' startedAt). */
@@ -84,6 +89,13 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
   const volumes = prepareVolumes(pod, runDir);
   // Refuse a pod the runner cannot run before anything of it starts, as the API server would reject it.
   for (const c of [...(spec.initContainers ?? []), ...spec.containers]) checkContainer(pod, c, volumes, options.env ?? []);
+  for (const c of spec.containers) {
+    if (c.restartPolicy !== undefined) throw new Error(`container ${c.name}: restartPolicy is for init containers only (Always: a native sidecar)`);
+  }
+  for (const c of spec.initContainers ?? []) {
+    if (c.restartPolicy !== undefined && c.restartPolicy !== "Always") throw new Error(`init container ${c.name}: restartPolicy must be Always (a native sidecar) or unset`);
+    if (isNativeSidecar(c)) checkStartupProbe(c);
+  }
   const imageEnv = options.imageEnv ?? { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: "/root" };
   const deadline = (options.deadlineSeconds ?? spec.activeDeadlineSeconds ?? 300) * 1000;
 
@@ -107,6 +119,7 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
 
   const initStatuses: ContainerStatus[] = [];
   const statuses: ContainerStatus[] = [];
+  const sidecars: { run: RunningContainer; index: number }[] = [];
   try {
     let initFailed = false;
     for (const container of spec.initContainers ?? []) {
@@ -116,6 +129,13 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
       }
       const run = startContainer(pod, container, true, { runDir, volumes, imageEnv, sandbox, env: options.env ?? [], report });
       running.add(run);
+      if (isNativeSidecar(container)) {
+        // Runs beside what follows; the kubelet would restart it if it ended, the runner does not.
+        sidecars.push({ run, index: initStatuses.push(notStarted(container, true, runDir)) - 1 });
+        void run.done.then(() => running.delete(run), () => running.delete(run));
+        if (!(await startedBy(container, sandbox.enter(), run.done))) initFailed = true;
+        continue;
+      }
       const status = await run.done;
       running.delete(run);
       initStatuses.push(status);
@@ -133,6 +153,12 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
       }
       statuses.push(...(await Promise.all(runs.map((r) => r.done))));
     }
+    // Every container has ended: the kubelet stops the native sidecars, the last one first.
+    const grace = (spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    for (const { run, index } of sidecars.reverse()) {
+      run.stop(grace);
+      initStatuses[index] = { ...(await run.done), sidecar: true };
+    }
   } finally {
     clearTimeout(timer);
     process.off("SIGINT", interrupt);
@@ -140,7 +166,8 @@ export async function runPod(pod: PodToRun, options: RunOptions = {}): Promise<P
     await sandbox.stop();
   }
 
-  const all = [...initStatuses, ...statuses];
+  // A native sidecar's exit code (143 after the kubelet's SIGTERM, say) does not decide the phase.
+  const all = [...initStatuses, ...statuses].filter((s) => !s.sidecar);
   const succeeded = !deadlineExceeded && all.every((s) => s.exitCode === 0);
   return {
     name: pod.name,
@@ -175,6 +202,10 @@ function prepareVolumes(pod: PodToRun, runDir: string): Map<string, Volume> {
     }
   }
   return volumes;
+}
+
+function isNativeSidecar(container: IContainer): boolean {
+  return container.restartPolicy === "Always";
 }
 
 function checkContainer(pod: PodToRun, container: IContainer, volumes: Map<string, Volume>, env: EnvOverride[]): void {

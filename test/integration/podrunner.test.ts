@@ -89,6 +89,19 @@ for (const file of MANIFESTS) {
         assert.match(readFileSync(byName(result, "step-build").logFile, "utf8"), new RegExp(`building commit ${commit}`));
         assert.ok(eventOf(byName(result, "kv"), "stopping"), "the kv sidecar was stopped by the last post file");
       }
+      if (pod.name === "native-sidecars") {
+        // The kubelet's order: the sidecar is up (its startup probe passed) before any step starts, and is stopped
+        // only after the last step has ended; baton still chains the steps and carries the result.
+        const kv = byName(result, "kv");
+        const steps = result.containers;
+        assert.equal(kv.sidecar, true);
+        assert.ok(steps.every((c) => (c.createdAt ?? 0) >= kv.startedAt!), "no step was created before the sidecar started");
+        assert.ok(steps.every((c) => c.finishedAt! <= kv.finishedAt!), "the sidecar outlived every step");
+        const fetch = byName(result, "step-fetch");
+        const commit = (JSON.parse(fetch.message) as { key: string; value: string }[]).find((r) => r.key === "commit")?.value;
+        assert.match(commit ?? "", /^[0-9a-f]{12}$/);
+        assert.match(readFileSync(byName(result, "step-test").logFile, "utf8"), new RegExp(`tests passed for commit ${commit}`));
+      }
       if (pod.kind === "Job") {
         const stopUrl = eventOf(byName(result, "proxy-stopper"), "stop-url");
         assert.equal(stopUrl?.status, 200, "the killer reached the proxy's /quitquitquit");
@@ -106,6 +119,10 @@ for (const file of MANIFESTS) {
         assert.notEqual(last.exitCode, 0);
         assert.ok(eventOf(last, "skipped"), "step-test was skipped");
         assert.equal(eventOf(last, "command"), undefined, "step-test did not run its command");
+        for (const c of [...result.initContainers, ...result.containers].filter((c) => c.sidecar)) {
+          assert.equal(c.exitCode, 0, `native sidecar ${c.name} was stopped after the steps and ended cleanly`);
+          assert.ok(c.finishedAt! >= last.finishedAt!, `native sidecar ${c.name} outlived the last step`);
+        }
         for (const c of result.containers.filter((c) => !c.name.startsWith("step-"))) {
           assert.equal(c.exitCode, 0, `sidecar ${c.name} stopped cleanly`);
           if (c.events.some((e) => e.event === "start" && e.mode === "sidecar")) assert.ok(eventOf(c, "stopping"), `sidecar ${c.name} saw the .err stop file`);
@@ -270,4 +287,84 @@ spec:
   child.kill("SIGKILL");
   await exited;
   await waitFor(() => (alive().length === 0 ? true : undefined), "every process of the pod to be gone");
+});
+
+test("native sidecars: the next container waits for the startup probe; a sidecar's own exit code does not fail the pod", { skip: NOT_ROOT, timeout: 60_000 }, async () => {
+  const [pod] = parseManifest(`
+apiVersion: v1
+kind: Pod
+metadata: { name: native }
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes: [{ name: run, emptyDir: {} }]
+  initContainers:
+    - name: server
+      image: python:3.12-slim
+      restartPolicy: Always
+      startupProbe: { tcpSocket: { port: 7380 }, periodSeconds: 1, failureThreshold: 20 }
+      command: ["sh", "-c", "sleep 1; date +%s%N > /run/x/listening; exec python3 -m http.server --bind 127.0.0.1 7380"]
+      volumeMounts: [{ name: run, mountPath: /run/x }]
+  containers:
+    - name: main
+      image: busybox
+      command: ["sh", "-c", "date +%s%N > /run/x/main; python3 -c 'import urllib.request; urllib.request.urlopen(\\"http://127.0.0.1:7380/\\")'"]
+      volumeMounts: [{ name: run, mountPath: /run/x }]
+`);
+  const result = await run(pod!);
+  const server = byName(result, "server");
+  const main = byName(result, "main");
+  assert.equal(main.exitCode, 0, readFileSync(main.logFile, "utf8"));
+  assert.equal(server.sidecar, true);
+  assert.equal(server.exitCode, 137); // as PID 1 without a handler python ignores SIGTERM: SIGKILL after the grace period
+  assert.equal(result.phase, "Succeeded");
+  const volume = join(result.runDir, "volumes/run");
+  assert.ok(BigInt(readFileSync(join(volume, "main"), "utf8")) > BigInt(readFileSync(join(volume, "listening"), "utf8")), "main started after the probe saw the port");
+  assert.ok(server.finishedAt! >= main.finishedAt!);
+});
+
+test("native sidecars: a startup probe that never passes fails the pod, and no container starts", { skip: NOT_ROOT, timeout: 60_000 }, async () => {
+  const [pod] = parseManifest(`
+apiVersion: v1
+kind: Pod
+metadata: { name: never-started }
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  initContainers:
+    - name: silent
+      image: busybox
+      restartPolicy: Always
+      startupProbe: { httpGet: { path: /, port: 7381 }, periodSeconds: 1, failureThreshold: 2 }
+      command: ["sleep", "1000"]
+  containers:
+    - { name: main, image: busybox, command: ["true"] }
+`);
+  const result = await run(pod!);
+  assert.equal(result.phase, "Failed");
+  assert.equal(byName(result, "main").reason, "PodInitializing");
+  assert.equal(byName(result, "main").startedAt, undefined);
+  assert.ok(byName(result, "silent").finishedAt, "the sidecar was stopped");
+});
+
+test("the runner refuses restartPolicy on a regular container and exec startup probes, as it cannot run them", { skip: NOT_ROOT }, async () => {
+  const [onContainer] = parseManifest(`
+apiVersion: v1
+kind: Pod
+metadata: { name: bad }
+spec:
+  restartPolicy: Never
+  containers: [{ name: main, image: busybox, restartPolicy: Always, command: ["true"] }]
+`);
+  await assert.rejects(run(onContainer!), /restartPolicy is for init containers only/);
+  const [execProbe] = parseManifest(`
+apiVersion: v1
+kind: Pod
+metadata: { name: bad }
+spec:
+  restartPolicy: Never
+  initContainers: [{ name: s, image: busybox, restartPolicy: Always, command: ["sleep", "9"], startupProbe: { exec: { command: ["true"] } } }]
+  containers: [{ name: main, image: busybox, command: ["true"] }]
+`);
+  await assert.rejects(run(execProbe!), /only tcpSocket and httpGet startup probes/);
 });
