@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { BATON } from "./helpers.js";
 
@@ -24,4 +24,12 @@ test("every flag in baton's help is in docs/reference.md, and every flag there i
   assert.ok(inHelp.has("--wait-file") && inHelp.has("--stop-file"), "the help lists step and sidecar flags");
   assert.deepEqual([...inHelp].filter((f) => !inReference.has(f)).sort(), [], "in --help but not in docs/reference.md");
   assert.deepEqual([...inReference].filter((f) => !inHelp.has(f)).sort(), [], "in docs/reference.md but not in --help");
+});
+
+test("the bundle's size that README.md states is the bundle's size (within 15%)", () => {
+  const readme = readFileSync(resolve(import.meta.dirname, "../../README.md"), "utf8");
+  const stated = /`dist\/baton\.cjs` \((\d+) KB/.exec(readme);
+  assert.ok(stated, "README.md states the size of dist/baton.cjs as `dist/baton.cjs` (N KB");
+  const actual = statSync(BATON).size / 1000;
+  assert.ok(Math.abs(actual - Number(stated[1])) <= actual * 0.15, `README.md says ${stated[1]} KB, dist/baton.cjs is ${actual.toFixed(1)} KB`);
 });
