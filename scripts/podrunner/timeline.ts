@@ -15,6 +15,8 @@ export interface Segment {
 export interface Row {
   name: string;
   init: boolean;
+  /** The label beside the bar: the name, with "(init)" or "(sidecar)" for a native sidecar. */
+  label: string;
   segments: Segment[];
   /** ms since the pod started; undefined when the container never ran */
   end?: number;
@@ -29,7 +31,8 @@ export function timelineRows(result: PodResult): Row[] {
 }
 
 function rowOf(s: ContainerStatus, t0: number): Row {
-  const row: Row = { name: s.name, init: s.init, segments: [], skipped: false, marks: [] };
+  const label = s.sidecar ? `${s.name} (sidecar)` : s.init ? `${s.name} (init)` : s.name;
+  const row: Row = { name: s.name, init: s.init, label, segments: [], skipped: false, marks: [] };
   if (s.startedAt === undefined || s.finishedAt === undefined) return row;
   const rel = (t: number) => Math.max(0, t - t0);
   const created = rel(s.createdAt ?? s.startedAt);
@@ -87,7 +90,7 @@ export function drawTerminal(result: PodResult, options: { color: boolean; width
   const rows = timelineRows(result);
   const total = Math.max(1, result.finishedAt - result.startedAt);
   const width = options.width ?? 56;
-  const nameWidth = Math.max(9, ...rows.map((r) => r.name.length + (r.init ? 7 : 0)));
+  const nameWidth = Math.max(9, ...rows.map((r) => r.label.length));
   const col = (ms: number) => Math.min(width - 1, Math.floor((ms / total) * width));
   const lines: string[] = [];
   for (const row of rows) {
@@ -98,7 +101,7 @@ export function drawTerminal(result: PodResult, options: { color: boolean; width
     for (const seg of ordered) {
       for (let x = col(seg.from); x <= Math.max(col(seg.from), col(seg.to) - (seg.to < total ? 1 : 0)); x++) cells[x] = colorOf[seg.kind](GLYPH[seg.kind]);
     }
-    const label = (row.init ? `${row.name} (init)` : row.name).padEnd(nameWidth);
+    const label = row.label.padEnd(nameWidth);
     const verdict = row.end === undefined ? c.dim(outcome(row)) : row.exitCode === 0 ? c.green(outcome(row)) : c.red(outcome(row));
     const detail = describeRow(row);
     lines.push(`${c.bold(label)} │${cells.join("")}│ ${verdict}  ${c.dim(detail)}`);
@@ -157,7 +160,7 @@ export function drawSvg(result: PodResult): string {
   }
   rows.forEach((row, i) => {
     const y = top + i * rowH;
-    out.push(`<text x="16" y="${y + 19}"${row.init ? ' fill="#546e7a"' : ""}>${esc(row.init ? `${row.name} (init)` : row.name)}</text>`);
+    out.push(`<text x="16" y="${y + 19}"${row.init ? ' fill="#546e7a"' : ""}>${esc(row.label)}</text>`);
     for (const seg of row.segments) {
       const w = Math.max(1.5, x(seg.to) - x(seg.from));
       out.push(`<rect x="${x(seg.from).toFixed(1)}" y="${y + 6}" width="${w.toFixed(1)}" height="${rowH - 12}" rx="2" fill="${SVG_COLORS[seg.kind]}"><title>${seg.kind} ${Math.round(seg.from)}–${Math.round(seg.to)} ms</title></rect>`);

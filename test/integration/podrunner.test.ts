@@ -321,6 +321,7 @@ spec:
   const volume = join(result.runDir, "volumes/run");
   assert.ok(BigInt(readFileSync(join(volume, "main"), "utf8")) > BigInt(readFileSync(join(volume, "listening"), "utf8")), "main started after the probe saw the port");
   assert.ok(server.finishedAt! >= main.finishedAt!);
+  assert.ok(drawTerminal(result, { color: false }).some((l) => l.startsWith("server (sidecar)")), "the timeline labels the native sidecar");
 });
 
 test("native sidecars: a startup probe that never passes fails the pod, and no container starts", { skip: NOT_ROOT, timeout: 60_000 }, async () => {

@@ -37,7 +37,7 @@ function anchors(file: string): Set<string> {
 /** Markdown links and images outside code: [text](target) and ![alt](target). */
 function links(text: string): string[] {
   const prose = text.replace(/```[\s\S]*?```/g, "").replace(/`[^`\n]*`/g, "");
-  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+  return [...prose.matchAll(/\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\)/g)].map((m) => m[1]);
 }
 
 test("every relative link in the Markdown files resolves, anchors included", () => {
