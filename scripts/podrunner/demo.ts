@@ -3,6 +3,7 @@
 // and the pod ends Failed. Exits 0 when the pod ends as intended (Succeeded, or Failed with FAIL=1).
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { busyboxImageEnv } from "./busybox.js";
 import { featuresAvailable, missingFeatures } from "./features.js";
 import { loadManifest } from "./manifest.js";
 import { rerunAsRootIfNeeded } from "./root.js";
@@ -43,8 +44,8 @@ const results = await runAndShow(manifest, {
   svg,
   runDir,
   env: fail ? [{ container: "step-build", name: "BREAK_BUILD", value: "true" }] : [],
-  // The image stands in as the host: baton is on its PATH (bin/baton runs the bundle).
-  imageEnv: { PATH: `${resolve(repo, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: "/root" },
+  // The host stands in for the images: baton is on their PATH (bin/baton runs the bundle), then busybox's applets.
+  imageEnv: busyboxImageEnv(resolve(repo, "bin")),
 });
 const expected = fail ? "Failed" : "Succeeded";
 process.exit(results.every((r) => r.phase === expected) ? 0 : 1);

@@ -9,8 +9,11 @@
 //     --deadline SECONDS            stop the pod after this long (default: activeDeadlineSeconds, else 300)
 //     --quiet-logs                  do not echo the containers' output
 //     --json PATH                   also write the result as JSON
+// The host stands in for every image: a container's PATH is busybox's applets (the examples' images are busybox, see
+// busybox.ts), then this process's PATH.
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { busyboxImageEnv } from "./busybox.js";
 import type { EnvOverride } from "./env.js";
 import { rerunAsRootIfNeeded } from "./root.js";
 import { runAndShow } from "./show.js";
@@ -85,7 +88,7 @@ async function main(): Promise<number> {
   const rerun = rerunAsRootIfNeeded();
   if (rerun !== undefined) return rerun;
   const options = parseArgs(process.argv.slice(2));
-  const results = await runAndShow(options.manifest, options);
+  const results = await runAndShow(options.manifest, { ...options, imageEnv: busyboxImageEnv() });
   if (options.json) writeFileSync(options.json, JSON.stringify(results, null, 2));
   return results.every((r) => r.phase === options.expect) ? 0 : 1;
 }

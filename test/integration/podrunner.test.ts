@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Pod } from "kubernetes-models/v1";
 import { Job } from "kubernetes-models/batch/v1";
+import { busyboxImageEnv } from "../../scripts/podrunner/busybox.js";
 import { featuresAvailable, missingFeatures } from "../../scripts/podrunner/features.js";
 import { parseManifest, loadManifest, type PodToRun } from "../../scripts/podrunner/manifest.js";
 import { runPod, type ContainerStatus, type PodResult, type RunOptions } from "../../scripts/podrunner/pod.js";
@@ -17,8 +18,10 @@ import { BATON, IS_ROOT, readOr, waitFor } from "./helpers.js";
 const REPO = resolve(import.meta.dirname, "../..");
 const EXAMPLES = join(REPO, "examples");
 const MANIFESTS = readdirSync(EXAMPLES).filter((f) => f.endsWith(".yaml")).sort();
-// The host stands in for every image; baton is on the image's PATH (bin/baton runs the bundle).
-const IMAGE_ENV = { PATH: `${join(REPO, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: "/root" };
+// The host stands in for every image: baton is on the image's PATH (bin/baton runs the bundle), then busybox's applets
+// (the examples' images are busybox), then the host's own programs.
+const BIN_PATH = `${join(REPO, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+const IMAGE_ENV = busyboxImageEnv(join(REPO, "bin"));
 const NOT_ROOT = IS_ROOT ? false : "the pod runner needs root (namespaces and mounts)";
 const available = featuresAvailable(BATON);
 
@@ -87,7 +90,7 @@ for (const file of MANIFESTS) {
         const commit = (JSON.parse(fetch.message) as { key: string; value: string }[]).find((r) => r.key === "commit")?.value;
         assert.match(commit ?? "", /^[0-9a-f]{12}$/);
         assert.match(readFileSync(byName(result, "step-build").logFile, "utf8"), new RegExp(`building commit ${commit}`));
-        assert.ok(eventOf(byName(result, "kv"), "stopping"), "the kv sidecar was stopped by the last post file");
+        assert.ok(eventOf(byName(result, "web"), "stopping"), "the web sidecar was stopped by the last post file");
       }
       if (pod.name === "native-sidecars") {
         // The kubelet's order: the sidecar is up (its startup probe passed) before any step starts, and is stopped
@@ -230,7 +233,7 @@ spec:
 test("the podrunner command prints the live view and the timeline, and exits by the expected phase", { skip: NOT_ROOT || (missingFeatures(loadManifest(join(EXAMPLES, "steps-pod.yaml"))[0]!, available).length > 0 && "needs step mode"), timeout: 120_000 }, async () => {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/podrunner/main.ts", "--quiet-logs", "--expect", "Failed", "--env", "step-build:BREAK_BUILD=true", "examples/steps-pod.yaml"], {
     cwd: REPO,
-    env: { ...process.env, ...IMAGE_ENV, NO_COLOR: "1", TMPDIR: RUNS },
+    env: { ...process.env, PATH: BIN_PATH, NO_COLOR: "1", TMPDIR: RUNS },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
