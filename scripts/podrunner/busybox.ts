@@ -1,7 +1,8 @@
 // Debian's busybox-static: the one program of the busybox image that `make e2e` builds, of the tests' image roots
 // (test/integration/sea.test.ts), and, through a folder of its applets put first on the PATH, what the examples'
 // commands run on in the pod runner, which lets the host stand in for the image (`make demo`, the podrunner tests).
-// Downloaded with `apt-get download` and unpacked into build/ once, never installed.
+// Downloaded with `apt-get download` and unpacked into build/ once, never installed; for another architecture too
+// (arm64: the package lists need `dpkg --add-architecture arm64`, which `make sea ARCH=arm64` does).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,12 +10,14 @@ import { basename, join, resolve } from "node:path";
 
 const CACHE = resolve(import.meta.dirname, "../../build/busybox-static");
 
-/** The path of the static busybox binary. */
-export function staticBusybox(): string {
-  const busybox = join(CACHE, "bin/busybox");
+/** The path of the static busybox binary for Debian architecture `debArch` (none: this machine's). */
+export function staticBusybox(debArch?: string): string {
+  const cache = debArch ? `${CACHE}-${debArch}` : CACHE;
+  const busybox = join(cache, "bin/busybox");
   if (existsSync(busybox)) return busybox;
   const download = mkdtempSync(join(tmpdir(), "busybox-static-"));
-  const get = () => execFileSync("apt-get", ["download", "-qq", "busybox-static"], { cwd: download, stdio: "pipe" });
+  const name = debArch ? `busybox-static:${debArch}` : "busybox-static";
+  const get = () => execFileSync("apt-get", ["download", "-qq", name], { cwd: download, stdio: "pipe" });
   try {
     try {
       get();
@@ -23,9 +26,9 @@ export function staticBusybox(): string {
       get();
     }
     const deb = readdirSync(download).find((name) => name.endsWith(".deb"));
-    if (!deb) throw new Error("apt-get download busybox-static gave no .deb");
-    rmSync(CACHE, { recursive: true, force: true });
-    execFileSync("dpkg-deb", ["-x", join(download, deb), CACHE]);
+    if (!deb) throw new Error(`apt-get download ${name} gave no .deb`);
+    rmSync(cache, { recursive: true, force: true });
+    execFileSync("dpkg-deb", ["-x", join(download, deb), cache]);
   } finally {
     rmSync(download, { recursive: true, force: true });
   }

