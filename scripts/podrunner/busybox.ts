@@ -13,7 +13,7 @@ const CACHE = resolve(import.meta.dirname, "../../build/busybox-static");
 /** The path of the static busybox binary for Debian architecture `debArch` (none: this machine's). */
 export function staticBusybox(debArch?: string): string {
   const cache = debArch ? `${CACHE}-${debArch}` : CACHE;
-  const busybox = join(cache, "bin/busybox");
+  const busybox = join(cache, "bin", "busybox");
   if (existsSync(busybox)) return busybox;
   const download = mkdtempSync(join(tmpdir(), "busybox-static-"));
   const name = debArch ? `busybox-static:${debArch}` : "busybox-static";
@@ -35,7 +35,7 @@ export function staticBusybox(debArch?: string): string {
   return busybox;
 }
 
-/** Every applet as it sits in the busybox image (bin/sh, usr/bin/wget, ...), from `busybox --list-full`. */
+/** Every applet as it sits in the busybox image (sh in /bin, wget in /usr/bin, ...), from `busybox --list-full`. */
 export function appletPaths(busybox = staticBusybox()): string[] {
   return execFileSync(busybox, ["--list-full"], { encoding: "utf8" }).split("\n").filter(Boolean);
 }
