@@ -82,7 +82,11 @@ const EXAMPLES = join(REPO, "examples");
 
 for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith(".yaml")).sort()) {
   for (const manifest of manifests(join(EXAMPLES, file))) {
-    test(`examples/${file}: every container exits 0, post files in order, termination messages`, { timeout: 180_000 }, async () => {
+    // podman 4.3 runs an init container with restartPolicy: Always as a plain one, and waits for it to end: a pod with
+    // a native sidecar would never start its containers. The pod runner's tests run it instead.
+    const native = (podSpec(manifest).initContainers ?? []).some((c) => c.restartPolicy === "Always");
+    const skip = native && "a native sidecar (restartPolicy: Always), which podman 4.3 cannot run";
+    test(`examples/${file}: every container exits 0, post files in order, termination messages`, { skip, timeout: 180_000 }, async () => {
       const { pod, results } = await runToEnd(manifest);
       try {
         for (const c of results.values()) assert.equal(c.exitCode, 0, describe(results));

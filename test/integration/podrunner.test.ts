@@ -18,10 +18,11 @@ import { BATON, IS_ROOT, readOr, waitFor } from "./helpers.js";
 const REPO = resolve(import.meta.dirname, "../..");
 const EXAMPLES = join(REPO, "examples");
 const MANIFESTS = readdirSync(EXAMPLES).filter((f) => f.endsWith(".yaml")).sort();
-// The host stands in for every image: baton is on the image's PATH (bin/baton runs the bundle), then busybox's applets
-// (the examples' images are busybox), then the host's own programs.
+// The host stands in for every image: baton is on the image's PATH (bin/baton runs the bundle), then the host's own
+// programs; for the examples, whose images are busybox, busybox's applets come first.
 const BIN_PATH = `${join(REPO, "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`;
-const IMAGE_ENV = busyboxImageEnv(join(REPO, "bin"));
+const IMAGE_ENV = { PATH: BIN_PATH, HOME: "/root" };
+const EXAMPLE_ENV = busyboxImageEnv(join(REPO, "bin"));
 const NOT_ROOT = IS_ROOT ? false : "the pod runner needs root (namespaces and mounts)";
 const available = featuresAvailable(BATON);
 
@@ -72,7 +73,7 @@ for (const file of MANIFESTS) {
     const skip = NOT_ROOT || (missing.length > 0 && `needs baton ${missing.join(", ")}, not in this bundle yet`);
 
     test(`examples/${file} runs to Succeeded, every container exits 0, the steps in order`, { skip, timeout: 180_000 }, async () => {
-      const result = await run(pod);
+      const result = await run(pod, { imageEnv: EXAMPLE_ENV });
       const failed = [...result.initContainers, ...result.containers].filter((c) => c.exitCode !== 0);
       assert.deepEqual(failed.map((c) => `${c.name}: ${c.exitCode} ${readFileSync(c.logFile, "utf8")}`), []);
       assert.equal(result.phase, "Succeeded");
@@ -113,7 +114,7 @@ for (const file of MANIFESTS) {
 
     if (pod.spec.containers.some((c) => c.name === "step-build")) {
       test(`examples/${file} with a failing step-build ends Failed: the last step skipped, sidecars still stopped`, { skip, timeout: 180_000 }, async () => {
-        const result = await run(pod, { env: [{ container: "step-build", name: "BREAK_BUILD", value: "true" }] });
+        const result = await run(pod, { imageEnv: EXAMPLE_ENV, env: [{ container: "step-build", name: "BREAK_BUILD", value: "true" }] });
         assert.equal(result.phase, "Failed");
         const build = byName(result, "step-build");
         assert.equal(build.exitCode, 1);
