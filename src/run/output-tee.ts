@@ -1,4 +1,4 @@
-import { closeSync, createWriteStream, openSync, type WriteStream } from "node:fs";
+import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { monotonicMs } from "../clock.js";
 import { describeSystemError } from "../errors.js";
@@ -39,10 +39,11 @@ export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStre
     if (path === undefined || files.has(path)) continue;
     let fd: number;
     try {
-      fd = openSync(path, "a");
+      fd = openWithoutBlocking(path);
     } catch (error) {
       for (const stream of files.values()) stream.destroy();
-      throw new Error(`cannot open ${path} for the command's output: ${describeSystemError(error)}`);
+      const why = (error as NodeJS.ErrnoException).code === "ENXIO" ? "a FIFO with no reader (ENXIO)" : describeSystemError(error);
+      throw new Error(`cannot open ${path} for the command's output: ${why}`);
     }
     try {
       files.set(path, createWriteStream(path, { fd, flags: "a" }));
@@ -52,6 +53,32 @@ export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStre
     }
   }
   return files;
+}
+
+/**
+ * open(path, "a") never blocks the main thread: a FIFO with no reader would block it for good, the command never
+ * starting and no signal handled (even SIGTERM as PID 1). O_NONBLOCK first (a FIFO without a reader: ENXIO, a clear
+ * failure); then, for anything but a regular file, opened again without it, as the writes must block, not fail
+ * with EAGAIN (a reader is there now, so this open returns at once).
+ */
+function openWithoutBlocking(path: string): number {
+  const { O_WRONLY, O_APPEND, O_CREAT, O_NONBLOCK } = fsConstants;
+  const probe = openSync(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, 0o666);
+  if (fstatSync(probe).isFile()) return probe; // O_NONBLOCK means nothing for a regular file
+  try {
+    return openSync(path, "a");
+  } finally {
+    closeSync(probe);
+  }
+}
+
+/**
+ * libuv starts its thread pool (4 threads) at its first use, and aborts the process when it cannot: a pod whose PID
+ * limit the command has filled. The copy's file writes need it: start it while the step waits, before the command
+ * runs.
+ */
+export function startThreadPool(): void {
+  access(".", () => {});
 }
 
 export function teeOutput(

@@ -4,7 +4,7 @@ import { BatonError, EXIT_FAILURE } from "../errors.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
-import { openCaptureFiles, teeOutput } from "../run/output-tee.js";
+import { openCaptureFiles, startThreadPool, teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { holdLivenessLock } from "../liveness-lock.js";
@@ -40,6 +40,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
   const step: StepState = { startedAt: now(), command: undefined };
   // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
   // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
+  if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
   let locked = options.postFile === undefined;
   step.holdLock = () => {
     if (!locked) holdLivenessLock(options.postFile!, io.warn);

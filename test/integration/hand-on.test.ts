@@ -2,7 +2,9 @@
 // whatever failed on the way. Each test is a fault found by trying (issue 11), on the real bundle.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants as fsConstants, mkdirSync, openSync, readdirSync, writeFileSync } from "node:fs";
+import { Socket } from "node:net";
 import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skipRoot = !IS_ROOT && "needs root (mount namespace, tmpfs, PID namespace)";
@@ -90,4 +92,35 @@ test("finding 6: a stop file already there at start (a failed last step) leaves 
   const exit = await runBaton(["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${dir}/never`, "--ready-file", ready, "--", "sleep", "1000"]);
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(existsSync(`${ready}.err`), true);
+});
+
+test("finding 4: a capture file that is a FIFO with no reader: one line, POST.err, the command not run; never blocked", async () => {
+  const dir = tempDir();
+  const fifo = join(dir, "fifo");
+  execFileSync("mkfifo", [fifo]);
+  const baton = startBaton(["--post-file", join(dir, "post"), "--stdout-path", fifo, "--", "touch", join(dir, "ran")]);
+  const exit = await Promise.race([baton.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+  if (!exit) baton.child.kill("SIGKILL");
+  assert.ok(exit, "baton blocked on the FIFO");
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.match(exit.stderr, /^baton: cannot open .*fifo for the command's output: a FIFO with no reader \(ENXIO\)\n$/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+  assert.equal(readJson(join(dir, "post.err")).reason, "Error");
+});
+
+test("finding 4: a capture FIFO with a reader gets everything, through blocking writes", async () => {
+  const dir = tempDir();
+  const fifo = join(dir, "fifo");
+  execFileSync("mkfifo", [fifo]);
+  // The reader is this test, open before baton starts (O_NONBLOCK: an open for reading does not wait for a writer).
+  const reader = new Socket({ fd: openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK), readable: true, writable: false });
+  // A writer of the test's own keeps the reader from seeing an end before baton opens the FIFO; closed at the end.
+  const keepOpen = openSync(fifo, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+  let count = 0;
+  reader.on("data", (chunk: Buffer) => (count += chunk.length));
+  const exit = await runBaton(["--stdout-path", fifo, "--", "head", "-c", "3000000", "/dev/zero"]);
+  closeSync(keepOpen);
+  assert.equal(exit.code, 0, exit.stderr);
+  await new Promise((r) => reader.once("end", r));
+  assert.equal(count, 3_000_000);
 });

@@ -1,0 +1,64 @@
+// The pod's PID limit full: baton reports its own failure (not the command's 126), and never aborts (issue 11,
+// findings 3 and 13). A pids cgroup of its own, limited once baton waits, so baton starts but cannot fork.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync as exists, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+
+/** A pids cgroup (v1 here; v2 where that is what the machine has), or undefined when there is none to make. */
+function pidsCgroup(): string | undefined {
+  if (!IS_ROOT) return undefined;
+  const name = `baton-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
+    if (!exists(join(root, "cgroup.procs"))) continue;
+    if (root === "/sys/fs/cgroup" && !readOr(join(root, "cgroup.subtree_control"), "").includes("pids")) continue;
+    try {
+      mkdirSync(join(root, name));
+      if (exists(join(root, name, "pids.max"))) return join(root, name);
+    } catch {
+      // not allowed here
+    }
+  }
+  return undefined;
+}
+const cgroup = pidsCgroup();
+const skip = !cgroup && "needs root and a pids cgroup";
+
+async function stepWithFullPidLimit(extra: string[]) {
+  const dir = tempDir();
+  const events = join(dir, "events");
+  const post = join(dir, "post");
+  const enter = `echo $$ > ${cgroup}/cgroup.procs && exec "$@"`;
+  const baton = startBaton([], {
+    baton: ["sh", "-c", enter, "sh", "unshare", "--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, BATON,
+      "--wait-file", join(dir, "prev"), "--post-file", post, ...extra.map((a) => a.replace("DIR", dir)), "--", "sh", "-c", `touch ${dir}/ran`],
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  await eventSeen(events, "waiting");
+  // Now the limit is what is running: baton cannot fork, nor start a thread.
+  writeFileSync(join(cgroup!, "pids.max"), readFileSync(join(cgroup!, "pids.current"), "utf8").trim());
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await baton.exited;
+  writeFileSync(join(cgroup!, "pids.max"), "max");
+  return { dir, post, exit };
+}
+
+test.after(() => {
+  if (cgroup) rmdirSync(cgroup);
+});
+
+test("finding 13: no process left to fork: baton's failure (exit 1, Error), not the command's 126", { skip }, async () => {
+  const { dir, post, exit } = await stepWithFullPidLimit([]);
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.match(exit.stderr, /^baton: cannot start the command sh: .*\(EAGAIN\)$/m);
+  assert.doesNotMatch(exit.stderr, /cannot be executed/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+  assert.deepEqual([readJson(`${post}.err`).reason, readJson(`${post}.err`).exitCode], ["Error", 1]);
+});
+
+test("finding 3: --stdout-path with the PID limit full: no abort, POST.err", { skip }, async () => {
+  const { post, exit } = await stepWithFullPidLimit(["--stdout-path", "DIR/out.log"]);
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.doesNotMatch(exit.stderr, /Assertion|Aborted|\n\s+at /);
+  assert.equal(readJson(`${post}.err`).reason, "Error");
+});
