@@ -96,11 +96,11 @@ for (const file of MANIFESTS) {
       if (pod.name === "native-sidecars") {
         // The kubelet's order: the sidecar is up (its startup probe passed) before any step starts, and is stopped
         // only after the last step has ended; baton still chains the steps and carries the result.
-        const kv = byName(result, "kv");
+        const web = byName(result, "web");
         const steps = result.containers;
-        assert.equal(kv.sidecar, true);
-        assert.ok(steps.every((c) => (c.createdAt ?? 0) >= kv.startedAt!), "no step was created before the sidecar started");
-        assert.ok(steps.every((c) => c.finishedAt! <= kv.finishedAt!), "the sidecar outlived every step");
+        assert.equal(web.sidecar, true);
+        assert.ok(steps.every((c) => (c.createdAt ?? 0) >= web.startedAt!), "no step was created before the sidecar started");
+        assert.ok(steps.every((c) => c.finishedAt! <= web.finishedAt!), "the sidecar outlived every step");
         const fetch = byName(result, "step-fetch");
         const commit = (JSON.parse(fetch.message) as { key: string; value: string }[]).find((r) => r.key === "commit")?.value;
         assert.match(commit ?? "", /^[0-9a-f]{12}$/);
