@@ -22,7 +22,7 @@
 //          [--name=ghcr.io/baton-dev/baton] [--source=URL] [--out=dist/baton-image.tar]
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 
@@ -132,8 +132,14 @@ const archive = tar([
   { name: "oci-layout", type: "file", data: json({ imageLayoutVersion: "1.0.0" }), mode: 0o644 },
 ]);
 const out = resolve(root, options.out);
-writeFileSync(`${out}.tmp`, archive);
-renameSync(`${out}.tmp`, out);
+// Through a temporary file renamed into place: an interrupted or failed write never leaves a half archive at OUT.
+try {
+  writeFileSync(`${out}.tmp`, archive);
+  renameSync(`${out}.tmp`, out);
+} catch (error) {
+  rmSync(`${out}.tmp`, { force: true });
+  fail(`cannot write ${out}: ${error.code ?? error.message}`);
+}
 
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 for (const image of images) {

