@@ -3,7 +3,8 @@
 //  - busybox: Debian's busybox-static with a link per applet, as the busybox image has them, `podman import`ed under the
 //    name the examples use (docker.io/library/busybox:1.35, Debian 12's busybox version), so the manifests name the
 //    image a cluster would pull;
-//  - busybox with baton copied in: examples/Containerfile (`COPY --from=` baton's image), built by `podman build`.
+//  - busybox with baton copied in: examples/Containerfile (`COPY --from=` baton's image), built by `podman build`;
+//  - podman's own pause image, which it builds from catatonit for the first pod.
 import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { appletPaths, staticBusybox } from "../../scripts/podrunner/busybox.js";
@@ -49,4 +50,7 @@ export async function allImages(podman: Podman): Promise<void> {
   await loadBatonImage(podman);
   await importBusyboxImage(podman);
   await buildBusyboxBatonImage(podman);
+  // podman builds its pause image (catatonit) for the first pod of a storage: here, not in the first test's time.
+  await podman.podman(["pod", "create", "--network", "none", "--name", "warm-up"]);
+  await podman.podman(["pod", "rm", "--force", "warm-up"]);
 }
