@@ -14,6 +14,8 @@ import { describeSystemError } from "../errors.js";
 export const QUIET_AFTER_EXIT_MS = 100;
 /** ...and how long baton reads them at most, for a grandchild that never stops writing. */
 export const READ_AFTER_EXIT_MAX_MS = 2000;
+/** A destination (a console reader, a file) that takes nothing for this long is given up on, with a word. */
+export const STALL_LIMIT_MS = 30_000;
 /** How much baton queues for one destination before it stops reading the command's pipe. */
 export const QUEUE_LIMIT = 1024 * 1024;
 
@@ -87,11 +89,14 @@ export function teeOutput(
   files: Map<string, WriteStream>,
   warn: (message: string) => void,
 ): OutputTee {
-  const pairs: [Readable, Writable, string][] = [];
-  if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, process.stdout, targets.stdoutPath]);
-  if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, process.stderr, targets.stderrPath]);
+  const pairs: [Readable, WriteStream, string][] = [];
+  if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, consoleStream(1), targets.stdoutPath]);
+  if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, consoleStream(2), targets.stderrPath]);
 
   let lastData = monotonicMs();
+  let afterExit = false; // true from the first turn after the command's exit: every read since began after it
+  const emptied = new Set<Readable>(); // pipes read empty since then: all the command wrote before exiting is read
+  const lastRead = new Map<Readable, number>();
   let fileFailed = false; // warn once per step
   const broken = new Set<Writable>(); // failed destinations: no more writes, never waited for
   const full = (sink: Writable) => !broken.has(sink) && sink.writableLength >= QUEUE_LIMIT;
@@ -121,6 +126,9 @@ export function teeOutput(
     const file = files.get(path)!; // one file may take both streams; closed in finish()
     const copy = (chunk: Buffer) => {
       lastData = monotonicMs();
+      // libuv reads a pipe 64 KiB at a time: a shorter chunk means the read took all there was.
+      if (afterExit && chunk.length < PIPE_READ_SIZE) emptied.add(source);
+      lastRead.set(source, lastData);
       for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk);
       if (full(own) || full(file)) source.pause(); // resumed by 'drain', or when that destination fails
     };
@@ -136,16 +144,55 @@ export function teeOutput(
       }),
   );
 
+  /** Gives up on a destination that took nothing for STALL_LIMIT_MS: says how much of the output it dropped. */
+  const progress = new Map<WriteStream, { written: number; at: number }>();
+  const giveUpOnStalled = (now: number) => {
+    for (const [sink, name] of sinkNames) {
+      if (broken.has(sink) || sink.destroyed || sink.writableLength === 0) {
+        progress.delete(sink);
+        continue;
+      }
+      const seen = progress.get(sink);
+      if (!seen || seen.written !== sink.bytesWritten) progress.set(sink, { written: sink.bytesWritten, at: now });
+      else if (now - seen.at >= STALL_LIMIT_MS) {
+        broken.add(sink);
+        warn(`dropped ${sink.writableLength} bytes of the command's output to ${name}: it took nothing for ${STALL_LIMIT_MS} ms`);
+        resume();
+      }
+    }
+  };
+  const sinkNames = new Map<WriteStream, string>([
+    ...[...files].map(([path, stream]) => [stream, path] as [WriteStream, string]),
+    ...owns.map((own) => [own, own === consoles.get(1) ? "baton's stdout" : "baton's stderr"] as [WriteStream, string]),
+  ]);
+  const waiting = (sink: Writable) => !broken.has(sink) && !sink.destroyed && sink.writableLength > 0;
+
   return {
     async finish() {
+      setImmediate(() => (afterExit = true));
+      for (const [source] of pairs) source.once("end", () => emptied.add(source));
       const exitedAt = monotonicMs();
       lastData = exitedAt; // the quiet period starts at the command's exit at the earliest
       let check: NodeJS.Timeout | undefined;
+      // Everything the command wrote before it exited is in its pipes or queued here: read until the pipes end, or are
+      // quiet with nothing queued. A process the command left behind may hold them open and write on: stop then, but
+      // only once each pipe has been read empty since the exit, and READ_AFTER_EXIT_MAX_MS has passed. A slow reader
+      // is waited for (the copy never drops what was written before the exit); one that takes nothing for
+      // STALL_LIMIT_MS is given up on, with a word.
       const quiet = new Promise<void>((resolve) => {
         check = setInterval(() => {
-          const pending = [...files.values(), ...owns].some((stream) => !stream.destroyed && stream.writableLength > 0);
           const now = monotonicMs();
-          if ((!pending && now - lastData >= QUIET_AFTER_EXIT_MS) || now - exitedAt >= READ_AFTER_EXIT_MAX_MS) resolve();
+          giveUpOnStalled(now);
+          const pending = [...sinkNames.keys()].some(waiting);
+          // A pipe that is read (not paused) and gave nothing for a while is empty too.
+          for (const [source] of pairs) {
+            if (afterExit && !source.isPaused() && now - (lastRead.get(source) ?? exitedAt) >= QUIET_AFTER_EXIT_MS) emptied.add(source);
+          }
+          if (!pending && now - lastData >= QUIET_AFTER_EXIT_MS) resolve();
+          else if (emptied.size === pairs.length && now - exitedAt >= READ_AFTER_EXIT_MAX_MS) {
+            warn(`stopped copying the command's output ${Math.round(now - exitedAt)} ms after it exited: a process it left behind still writes to it`);
+            resolve();
+          }
         }, QUIET_AFTER_EXIT_MS / 4);
       });
       await Promise.race([Promise.all(ended), quiet]);
@@ -154,30 +201,53 @@ export function teeOutput(
         source.off("data", copies[i]!);
         source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
       });
-      await Promise.all([
-        // 'close', not end()'s callback: a write that fails now (disk full) must get its 'error', and its warning,
-        // before baton exits. 'close' follows 'error'.
-        ...[...files.values()].map((stream) =>
-          stream.closed
+      // What is queued still goes out (main.ts ends with process.exit(), which would drop it), to a slow reader too,
+      // unless it stalls.
+      check = setInterval(() => giveUpOnStalled(monotonicMs()), QUIET_AFTER_EXIT_MS / 4);
+      await Promise.all([...sinkNames.keys()].map((sink) => drained(sink, () => broken.has(sink))));
+      clearInterval(check);
+      // 'close', not end()'s callback: a write that fails now (disk full) must get its 'error', and its warning,
+      // before baton exits. 'close' follows 'error'.
+      await Promise.all(
+        [...files.values()].map((stream) =>
+          stream.closed || broken.has(stream)
             ? undefined
             : new Promise<void>((resolve) => {
                 stream.once("close", resolve);
                 if (!stream.destroyed) stream.end();
               }),
         ),
-        // baton's own stdout/stderr are asynchronous when the reader is slow, and main.ts ends with process.exit(),
-        // which would drop what is still queued: let it drain first.
-        ...owns.map(drained),
-      ]);
+      );
     },
   };
 }
 
-function drained(stream: Writable): Promise<void> | undefined {
+/**
+ * baton's own stdout or stderr for the copy, written by descriptor (write(2) on libuv's thread pool), never through
+ * process.stdout/stderr: creating those makes a pipe non-blocking (O_NONBLOCK), and the command, which shares the
+ * open file description (2>&1, or its inherited stderr), then loses its output to EAGAIN. Never closed.
+ */
+const consoles = new Map<number, WriteStream>();
+function consoleStream(fd: 1 | 2): WriteStream {
+  let stream = consoles.get(fd);
+  if (!stream) consoles.set(fd, (stream = createWriteStream("", { fd, autoClose: false })));
+  return stream;
+}
+
+/** What Node asks of a pipe in one read (libuv's 64 KiB buffer): a chunk shorter than this emptied the pipe. */
+const PIPE_READ_SIZE = 64 * 1024;
+
+/** Resolves once `stream` has written everything queued, failed, or `gaveUp()` (checked on each write done). */
+function drained(stream: WriteStream, gaveUp: () => boolean): Promise<void> | undefined {
   if (stream.destroyed || stream.writableLength === 0) return undefined;
   return new Promise<void>((resolve) => {
-    stream.once("drain", resolve);
-    stream.once("error", () => resolve());
-    stream.once("close", resolve);
+    const poll = setInterval(() => (gaveUp() || stream.writableLength === 0) && done(), QUIET_AFTER_EXIT_MS / 4);
+    const done = () => {
+      clearInterval(poll);
+      resolve();
+    };
+    stream.once("drain", done);
+    stream.once("error", done);
+    stream.once("close", done);
   });
 }

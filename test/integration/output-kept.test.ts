@@ -1,0 +1,42 @@
+// The command's output is never lost (issue 11, findings 9-10): its stdio is exactly what the container gave baton
+// (baton never makes it non-blocking), and what it wrote before it exited reaches the console and the file, however
+// slow their readers.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { BATON, join, runBaton, tempDir } from "./helpers.js";
+
+const MB = 1_000_000;
+
+test("finding 9: with --stdout-path under 2>&1, a command writing 1 MB to stderr for a slow reader loses nothing", async () => {
+  const dir = tempDir();
+  const script = `${process.execPath} ${BATON} --stdout-path ${dir}/out -- sh -c 'head -c ${MB} /dev/zero >&2' 2>&1 | (sleep 0.5; wc -c)`;
+  const exit = await runBaton([], { baton: ["sh", "-c", script] });
+  assert.equal(exit.stdout.trim(), String(MB), exit.stderr);
+});
+
+test("finding 9: after a baton warning, the command's stderr is still blocking (1 MB to a slow reader, nothing lost)", async () => {
+  // --timeout's warning is baton's first write to stderr; then the command writes 1 MB there as it stops.
+  const command = `trap 'head -c ${MB} /dev/zero >&2; exit 0' TERM; sleep 5 & wait`;
+  const script = `${process.execPath} ${BATON} --timeout 300ms --grace-period 20s -- sh -c "${command}" 2>&1 >/dev/null | (sleep 1; wc -c)`;
+  const exit = await runBaton([], { baton: ["sh", "-c", script] });
+  const warning = Buffer.byteLength(`baton: the command ran longer than 300 ms (--timeout): SIGTERM to its process group, SIGKILL after 20000 ms (--grace-period)\n`);
+  assert.equal(Number(exit.stdout.trim()), MB + warning, exit.stderr);
+});
+
+test("finding 10: a capture file whose reader wakes 3 s after the command exited still gets everything, so does the console", async () => {
+  const dir = tempDir();
+  // 1.25 MB: baton's queue for the file fills (1 MiB, QUEUE_LIMIT) and it stops reading; the rest, less than a
+  // pipe holds, waits in the command's pipe, so the command exits at once with it still there. The copy used to
+  // give up 2 s after the exit and drop it, from the file and the console alike.
+  const size = 1_250_000;
+  const script = [
+    `mkfifo ${dir}/out`,
+    `(exec < ${dir}/out; sleep 3; wc -c > ${dir}/count) &`,
+    `${process.execPath} ${BATON} --stdout-path ${dir}/out -- head -c ${size} /dev/zero | wc -c`,
+    "wait",
+  ].join("\n");
+  const exit = await runBaton([], { baton: ["sh", "-c", script] });
+  assert.equal(exit.stdout.trim(), String(size), exit.stderr);
+  assert.equal(readFileSync(join(dir, "count"), "utf8").trim(), String(size));
+});
