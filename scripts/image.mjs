@@ -1,7 +1,7 @@
 // Builds dist/baton-image.tar (`make image`; docs: "Putting baton into an image"): an OCI image of the standalone
 // folder, written here byte by byte, with no container engine, no registry and no daemon. One archive holds
 //
-//   oci-layout, index.json   an OCI image layout (`skopeo copy oci-archive:`, `podman load`, Docker's containerd store)
+//   oci-layout, index.json   an OCI image layout (`skopeo copy oci-archive:`, `podman load`; Docker's containerd store)
 //                            whose index.json names one multi-platform image index, one image per --platform
 //   manifest.json            the same blobs in `docker save`'s format, for `docker load` on Docker's classic store,
 //                            which can tag one image per name: the first platform given
