@@ -3,7 +3,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { waitFor } from "../integration/helpers.js";
@@ -132,24 +132,53 @@ test("docker load takes it (Docker's classic image store reads manifest.json) an
   assert.equal(await docker.run(["run", "--rm", "--network", "none", BATON_IMAGE, "--version"]), `baton ${VERSION}\n`);
 });
 
-/** A Docker daemon of this test's own: its own socket and data, no iptables, no bridge; stopped by its pid. */
-async function startDocker(dir: string): Promise<{ run: (args: string[]) => Promise<string>; stop: () => Promise<void> }> {
+test("containerd takes it (ctr images import, as Docker's containerd store and kind load image-archive do): both platforms, under its name", async (t) => {
+  const dir = join(work, "containerd");
   mkdirSync(dir, { recursive: true });
-  const socket = join(dir, "docker.sock");
-  const daemon: ChildProcess = spawn("dockerd", [
-    "--data-root", join(dir, "data"), "--exec-root", join(dir, "exec"), "--pidfile", join(dir, "docker.pid"),
-    "--host", `unix://${socket}`, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none",
-    "--storage-driver=vfs",
-  ], { stdio: ["ignore", "ignore", "pipe"] });
+  const socket = join(dir, "containerd.sock");
+  writeFileSync(join(dir, "config.toml"), [
+    "version = 2", `root = "${join(dir, "root")}"`, `state = "${join(dir, "state")}"`,
+    "[grpc]", `  address = "${socket}"`, "[ttrpc]", `  address = "${join(dir, "ttrpc.sock")}"`, "[debug]", '  address = ""',
+    "[metrics]", '  address = ""',
+  ].join("\n"));
+  const daemon = await startDaemon("containerd", ["--config", join(dir, "config.toml")], /containerd successfully booted/);
+  t.after(() => daemon.stop());
+  const ctr = (args: string[]) => ok("ctr", ["--address", socket, ...args]);
+  assert.match(await ctr(["images", "import", "--all-platforms", IMAGE_ARCHIVE]), new RegExp(`unpacking ${BATON_IMAGE.replace(/\./g, "\\.")}`));
+  const [header, row] = (await ctr(["images", "ls"])).trim().split("\n");
+  assert.ok(header && row, "one image");
+  assert.match(row, new RegExp(`^${BATON_IMAGE.replace(/\./g, "\\.")}\\s+application/vnd\\.oci\\.image\\.index\\.v1\\+json\\s+${digestOfIndex()}\\s`));
+  assert.match(row, /linux\/amd64,linux\/arm64\/v8/);
+});
+
+/** A daemon of this test's own, started until `ready` shows in its log; stopped (SIGTERM, then its exit awaited). */
+async function startDaemon(program: string, args: string[], ready: RegExp): Promise<{ stop: () => Promise<void> }> {
+  const daemon: ChildProcess = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
-  daemon.stderr!.setEncoding("utf8").on("data", (d: string) => (log += d));
+  for (const stream of [daemon.stdout!, daemon.stderr!]) stream.setEncoding("utf8").on("data", (d: string) => (log += d));
   const exited = new Promise<void>((done) => daemon.on("exit", () => done()));
-  await waitFor(() => (log.includes("API listen on") ? true : daemon.exitCode !== null ? assert.fail(log) : undefined), "dockerd to listen", 60_000);
+  await waitFor(() => (ready.test(log) ? true : daemon.exitCode !== null ? assert.fail(`${program}: ${log}`) : undefined), `${program} to start`, 60_000);
   return {
-    run: (args) => ok("docker", ["--host", `unix://${socket}`, ...args]),
     stop: async () => {
       daemon.kill("SIGTERM");
       await exited;
+    },
+  };
+}
+
+/** A Docker daemon of this test's own: its own socket and data, no iptables, no bridge. */
+async function startDocker(dir: string): Promise<{ run: (args: string[]) => Promise<string>; stop: () => Promise<void> }> {
+  mkdirSync(dir, { recursive: true });
+  const socket = join(dir, "docker.sock");
+  const daemon = await startDaemon("dockerd", [
+    "--data-root", join(dir, "data"), "--exec-root", join(dir, "exec"), "--pidfile", join(dir, "docker.pid"),
+    "--host", `unix://${socket}`, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none",
+    "--storage-driver=vfs",
+  ], /API listen on/);
+  return {
+    run: (args) => ok("docker", ["--host", `unix://${socket}`, ...args]),
+    stop: async () => {
+      await daemon.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
