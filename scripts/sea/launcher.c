@@ -10,7 +10,9 @@
  * --library-path reaches only the loader, not the environment, so the step's command keeps its own image's libraries.
  * argv0 is the launcher's absolute path: where /proc is missing, Node falls back to it for process.execPath.
  * Linked statically, so it needs no libc from the image. It execs (never forks): baton stays PID 1. */
+#define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,16 @@ int main(int argc, char **argv) {
   snprintf(loader, sizeof loader, "%s/lib/" LOADER, root);
   snprintf(libdir, sizeof libdir, "%s/lib", root);
   snprintf(program, sizeof program, "%s/lib/baton-node", root);
+
+  /* ld.so's --library-path is a list split at ':' (and ';'), with no escape: a folder whose path holds one is named
+   * through a descriptor instead, /proc/self/fd/N (the same process after the exec). Not close-on-exec: the loader
+   * needs it, and so does glibc later, when it loads a library by name (libgcc_s for thread cancellation). */
+  if (strpbrk(libdir, ":;")) {
+    int fd = open(libdir, O_PATH | O_DIRECTORY);
+    if (fd < 0) fail("cannot open the standalone folder's lib/", strerror(errno));
+    snprintf(libdir, sizeof libdir, "/proc/self/fd/%d", fd);
+    if (access(libdir, X_OK) != 0) fail("the standalone folder's path holds ':' or ';' and /proc is not mounted; move it", root);
+  }
 
   char **args = calloc((size_t)argc + 6, sizeof *args);
   if (!args) fail("out of memory", argv0);

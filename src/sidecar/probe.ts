@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { connect } from "node:net";
-import { usageError } from "../errors.js";
+import { BatonError, usageError } from "../errors.js";
 import { startCommand } from "../run/run-command.js";
 import { statOrUndefined } from "../wait/watch-folder.js";
 
@@ -97,20 +97,28 @@ export function probeOnce(probe: Probe, timeoutMs: number, signal: AbortSignal):
       });
     case "file":
       return Promise.resolve(statOrUndefined(probe.path) !== undefined);
-    case "exec":
+    case "exec": {
+      let cannotStart: string | undefined;
       return attempt(timeoutMs, signal, (succeed, fail) => {
         // The probe is a command like the sidecar itself: same spawn path, its own process group, killed whole.
         const command = startCommand(["sh", "-c", probe.command], { stdio: "ignore" });
         let over = false;
         void command.done.then((result) => {
           over = true;
+          if (result.spawnError) cannotStart = result.spawnError;
           if (result.exitCode === 0) succeed();
           else fail();
         });
         return () => {
           if (!over) command.stop("SIGKILL", 0);
         };
+      }).then((ok) => {
+        // No sh in the image (or none executable): no later attempt can do better. Say so, and never be ready,
+        // instead of failing ten times a second, silently, forever.
+        if (cannotStart) throw new BatonError(`--ready-probe ${probe.text}: ${cannotStart}; the sidecar will never be ready`);
+        return ok;
       });
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { every } from "../clock.js";
 import { holderDied, LIVENESS_POLL_MS } from "../liveness-lock.js";
-import { BatonError, EXIT_USAGE } from "../errors.js";
+import { BatonError, describeSystemError, EXIT_USAGE } from "../errors.js";
 import { statOrUndefined, watchFolderOf } from "./watch-folder.js";
 
 // Waits for a previous step's post file. Events do the work; the safety poll only catches what inotify cannot see
@@ -57,7 +57,9 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
     const onAbort = () => finish(() => reject(options.signal.reason));
 
     // Arm the watch first, then look: a file made in between is then seen by one or the other.
-    const watch = watchFolderOf(file, look, options.warn);
+    const watch = watchFolderOf(file, look, options.warn, (path, error) =>
+      finish(() => reject(new BatonError(`cannot watch ${path} for ${file}: ${describeSystemError(error)}`))),
+    );
     const poll = every(options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS, look);
     // A death gives no file event: look at the previous step's liveness lock on a clock of its own.
     const liveness = postFile ? every(LIVENESS_POLL_MS, look) : undefined;

@@ -14,22 +14,36 @@ export interface FolderWatch {
   close(): void;
 }
 
-export function watchFolderOf(file: string, onChange: () => void, warn: (message: string) => void): FolderWatch {
+/**
+ * `refused` is told when the folder may not be read (EACCES, EPERM): polling would wait forever on a file that baton
+ * can never see (Tekton's waiter returns that error too). Any other refusal (the inotify limits) falls back to polling.
+ */
+export function watchFolderOf(
+  file: string,
+  onChange: () => void,
+  warn: (message: string) => void,
+  refused: (path: string, error: NodeJS.ErrnoException) => void,
+): FolderWatch {
   const folder = dirname(file);
   let watcher: FSWatcher | undefined;
   let watched: { path: string; ino: number } | undefined;
   let linkWatchers: FSWatcher[] = [];
   let poll: NodeJS.Timeout | undefined;
+  let givenUp = false;
 
   const fallBackToPolling = (path: string, error: NodeJS.ErrnoException) => {
     close();
+    if (error.code === "EACCES" || error.code === "EPERM") {
+      givenUp = true;
+      return refused(path, error);
+    }
     warn(`cannot watch ${path} (${error.code ?? error.message}); polling every ${FALLBACK_POLL_MS} ms instead`);
     poll = setInterval(onChange, FALLBACK_POLL_MS);
   };
 
   const arm = () => {
     for (;;) {
-      if (poll) return;
+      if (poll || givenUp) return;
       const target = nearestFolder(folder);
       if (!(watcher && watched && sameFolder(target, watched))) {
         watcher?.close();

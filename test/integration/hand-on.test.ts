@@ -3,9 +3,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, constants as fsConstants, mkdirSync, openSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, constants as fsConstants, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { Socket } from "node:net";
-import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { busyboxRoot } from "./busybox-root.js";
+import { BATON, STANDALONE_DIR, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skipRoot = !IS_ROOT && "needs root (mount namespace, tmpfs, PID namespace)";
 
@@ -123,4 +124,40 @@ test("finding 4: a capture FIFO with a reader gets everything, through blocking 
   assert.equal(exit.code, 0, exit.stderr);
   await new Promise((r) => reader.once("end", r));
   assert.equal(count, 3_000_000);
+});
+
+test("finding 16: the standalone folder starts from a path holding ':' (ld.so --library-path is a list), in a root without glibc", { skip: skipRoot }, async (t) => {
+  const root = busyboxRoot(STANDALONE_DIR);
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, "opt/a:b"), { recursive: true });
+  renameSync(join(root, "baton"), join(root, "opt/a:b/baton"));
+  const exit = await runBaton(["--post-file", "/tmp/post", "--", "/bin/busybox", "true"], { pid1: true, root, baton: ["/opt/a:b/baton/baton"] });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(readJson(join(root, "tmp/post")).reason, "Completed");
+});
+
+test("finding 7: --ready-probe exec: in an image without sh: one line, READY.err, the sidecar stopped, exit 1", async () => {
+  const dir = tempDir();
+  const ready = join(dir, "ready");
+  const exit = await runBaton(["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", "exec:true", "--ready-file", ready, "--grace-period", "1s", "--", "/bin/sleep", "1000"], {
+    env: { PATH: join(dir, "no-sh-here") },
+  });
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.match(exit.stderr, /^baton: --ready-probe exec:true: command not found: sh \(ENOENT\); the sidecar will never be ready\n$/);
+  assert.equal(existsSync(ready), false);
+  assert.equal(existsSync(`${ready}.err`), true);
+});
+
+test("finding 8: a wait folder baton may not read (EACCES): one line and POST.err, not a poll forever", { skip: skipRoot }, async () => {
+  const dir = tempDir();
+  chmodSync(dir, 0o777);
+  mkdirSync(join(dir, "locked"), { mode: 0o700 }); // root's; baton runs as nobody
+  const post = join(dir, "post");
+  const exit = await runBaton(["--wait-file", join(dir, "locked/prev"), "--post-file", post, "--", "touch", join(dir, "ran")], {
+    prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+  });
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.match(exit.stderr, /^baton: cannot watch .*\/locked for .*\/locked\/prev: permission denied \(EACCES\)\n$/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+  assert.equal(readJson(`${post}.err`).reason, "Error");
 });
