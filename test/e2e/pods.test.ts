@@ -59,6 +59,9 @@ async function postFiles(pod: PlayedPod, manifest: Manifest, results: Map<string
       assert.ok(mount, `${c.name}'s post file ${file} is on a volume`);
       const onHost = join(await pod.volume(mount.name), file.slice(mount.mountPath.length));
       assert.ok(existsSync(onHost), `${c.name}'s post file ${file} exists`);
+      // One line of JSON: the command's exit code and the reason (docs/reference.md, "Post file").
+      const post = JSON.parse(readFileSync(onHost, "utf8")) as { exitCode: number; reason: string };
+      assert.equal(post.exitCode === 0, !file.endsWith(".err"), `${c.name}'s ${file}: ${JSON.stringify(post)}`);
       found.set(c.name, file);
     }
   }
