@@ -1,5 +1,7 @@
 // Bundles src/main.ts into dist/baton.cjs: one self-contained CommonJS file that runs on Node >= 20
 // with no node_modules beside it. CJS because it starts ~5 ms faster than an ESM bundle.
+// The CEL evaluator (src/tekton/cel-entry.ts and @bufbuild/cel, ~400 KB) is a second file, dist/baton-cel.cjs, that
+// src/tekton/load-cel.ts requires only for a step with a CEL `when`: inside the bundle, every step would parse it.
 import { build } from "esbuild";
 import { chmodSync, readFileSync } from "node:fs";
 
@@ -15,11 +17,22 @@ const result = await build({
   minify: true,
   legalComments: "none",
   banner: { js: "#!/usr/bin/env node" },
-  define: { BATON_VERSION: JSON.stringify(version) },
+  define: { BATON_VERSION: JSON.stringify(version), BATON_CEL_FILE: JSON.stringify("baton-cel.cjs") },
   metafile: true,
   logLevel: "warning",
 });
 chmodSync("dist/baton.cjs", 0o755);
+await build({
+  entryPoints: ["src/tekton/cel-entry.ts"],
+  outfile: "dist/baton-cel.cjs",
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+});
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));

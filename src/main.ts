@@ -7,6 +7,7 @@ import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonAr
 import { BatonError, EXIT_FAILURE } from "./errors.js";
 import { closeStrayInspector } from "./inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
+import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
 import { warn } from "./warn.js";
 
@@ -38,9 +39,9 @@ async function main(argv: string[]): Promise<number> {
       throw error;
     }
     if (tekton.kind === "subcommand") return installMode(tekton.name, tekton.args);
-    return stepMode(tekton.argv);
+    return stepMode(tekton.argv, true);
   }
-  return stepMode(argv);
+  return stepMode(argv, false);
 }
 
 async function installMode(name: string, args: string[]): Promise<number> {
@@ -48,17 +49,20 @@ async function installMode(name: string, args: string[]): Promise<number> {
   return runInstallCommand(name, args, process.env);
 }
 
-async function stepMode(argv: string[]): Promise<number> {
+async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   let options: StepOptions;
+  let setUp: () => void;
   try {
     options = parseStepOptions(argv);
     configureEvents({ file: options.events, postFile: options.postFile });
     emit("start", { mode: "step" });
     checkStepPaths(options);
+    setUp = await prepareFeatures(options, tekton, warn);
   } catch (error) {
     reportEarlyFailure(findPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
     throw error;
   }
+  setUp();
   return runStep(options, { warn });
 }
 

@@ -23,7 +23,11 @@ export function checkStepPaths(options: StepOptions): void {
       throw usageError(`post file name ${basename(options.postFile)} is too long: with .err it must fit ${NAME_MAX} bytes`);
     }
   }
-  if (options.stepMetadataDir !== undefined) makeFolder(`${options.stepMetadataDir}/results`, "--step-metadata-dir");
+  if (options.stepMetadataDir !== undefined) {
+    // Where the step writes $(step.results.<name>.path) and $(step.artifacts.path): they must exist before it runs.
+    makeFolder(`${options.stepMetadataDir}/results`, "--step-metadata-dir");
+    makeFolder(`${options.stepMetadataDir}/artifacts`, "--step-metadata-dir");
+  }
   const written: [string | undefined, string][] = [
     [options.terminationPath, "--termination-path"],
     [options.stdoutPath, "--stdout-path"],

@@ -29,6 +29,32 @@ export interface StepOptions {
   cancelFile: string | undefined;
   /** The program and its arguments. */
   command: string[];
+  /** Step result names, read from DIR/results/ into the termination message (type 4). */
+  stepResults: string[];
+  /** Tekton's step `when` expressions (JSON), checked before the command runs; false skips the step. */
+  when: string | undefined;
+  /** sidecar-logs: results and artifacts stay out of the termination message (a results sidecar reports them). */
+  resultFrom: ResultFrom;
+  /** Write the termination message DEFLATE-compressed (`tknz:`) when that is shorter. */
+  compressTerminationMessage: boolean;
+  /** A failed step waits for POST.breakpointexit instead of handing on; a wait file's .err still runs the step. */
+  breakpointOnFailure: boolean;
+  /** Wait for POST.beforestepexit (or .err) before the command runs. */
+  debugBeforeStep: boolean;
+  /** Tekton's credential flags ("secret=url" or a secret name each). */
+  credentials: CredentialFlags;
+  /** Where Tekton's volumes are (/tekton, or BATON_TEKTON_ROOT): creds, creds-secrets, steps, artifacts. */
+  tektonRoot: string;
+}
+
+export type ResultFrom = "termination-message" | "sidecar-logs";
+
+export interface CredentialFlags {
+  basicDocker: string[];
+  dockerConfig: string[];
+  dockerCfg: string[];
+  basicGit: string[];
+  sshGit: string[];
 }
 
 export type OnError = "continue" | "stopAndFail";
@@ -57,6 +83,17 @@ export const STEP_OPTIONS: OptionTable = {
   "cancel-file": "value",
   entrypoint: "value",
   events: "value",
+  "step-results": "list",
+  when: "value",
+  "result-from": "value",
+  "compress-termination-message": "flag",
+  "breakpoint-on-failure": "flag",
+  "debug-before-step": "flag",
+  "basic-docker": "list",
+  "docker-config": "list",
+  "docker-cfg": "list",
+  "basic-git": "list",
+  "ssh-git": "list",
 };
 
 export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): StepOptions {
@@ -78,7 +115,7 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     safetyPollMs: safetyPollFromEnv(env),
     events: stringOption(parsed, "events"),
     terminationPath: optionalPath(stringOption(parsed, "termination-path"), "termination-path"),
-    results: listOption(parsed, "results").flatMap(resultNames),
+    results: listOption(parsed, "results").flatMap((list) => resultNames(list)),
     resultsDir: optionalPath(stringOption(parsed, "results-dir"), "results-dir") ?? `${tektonRoot(env)}/results`,
     timeoutMs: timeout === undefined ? 0 : parseDuration(timeout, "--timeout"),
     gracePeriodMs: gracePeriod === undefined ? DEFAULT_GRACE_PERIOD_MS : parseDuration(gracePeriod, "--grace-period"),
@@ -87,6 +124,20 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     stderrPath: optionalPath(stringOption(parsed, "stderr-path"), "stderr-path"),
     cancelFile: optionalPath(stringOption(parsed, "cancel-file"), "cancel-file"),
     command,
+    stepResults: listOption(parsed, "step-results").flatMap((list) => resultNames(list, "--step-results")),
+    when: whenOption(stringOption(parsed, "when")),
+    resultFrom: resultFrom(stringOption(parsed, "result-from")),
+    compressTerminationMessage: parsed.options["compress-termination-message"] === true,
+    breakpointOnFailure: parsed.options["breakpoint-on-failure"] === true,
+    debugBeforeStep: parsed.options["debug-before-step"] === true,
+    credentials: {
+      basicDocker: listOption(parsed, "basic-docker"),
+      dockerConfig: listOption(parsed, "docker-config").map((name) => secretName(name, "docker-config")),
+      dockerCfg: listOption(parsed, "docker-cfg").map((name) => secretName(name, "docker-cfg")),
+      basicGit: listOption(parsed, "basic-git"),
+      sshGit: listOption(parsed, "ssh-git"),
+    },
+    tektonRoot: tektonRoot(env),
   };
 }
 
@@ -96,15 +147,39 @@ export function safetyPollFromEnv(env: NodeJS.ProcessEnv): number | undefined {
 }
 
 /** "a,b" -> ["a", "b"]; empty names are dropped (Tekton passes "" for a task without results). */
-export function resultNames(list: string): string[] {
+export function resultNames(list: string, option = "--results"): string[] {
   const names = list.split(",").filter((name) => name !== "");
   for (const name of names) {
     // A result name becomes a file name under --results-dir: it must not climb out of it.
     if (name.includes("/") || name.includes("\0") || name === "." || name === "..") {
-      throw usageError(`invalid result name "${name}" in --results: no path separators, "." or ".."`);
+      throw usageError(`invalid result name "${name}" in ${option}: no path separators, "." or ".."`);
     }
   }
   return names;
+}
+
+/** A secret's folder name under creds-secrets/: one path component. */
+function secretName(name: string, option: string): string {
+  if (name === "" || name.includes("/") || name === "." || name === "..") {
+    throw usageError(`invalid secret name "${name}" in --${option}`);
+  }
+  return name;
+}
+
+/** Only checked to be JSON here (Tekton: invalid JSON fails the step before anything runs); read when it runs. */
+function whenOption(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  try {
+    JSON.parse(value);
+  } catch {
+    throw usageError(`--when is not valid JSON: ${value.length > 80 ? `${value.slice(0, 80)}...` : value}`);
+  }
+  return value;
+}
+
+function resultFrom(value: string | undefined): ResultFrom {
+  if (value === undefined || value === "termination-message" || value === "sidecar-logs") return value ?? "termination-message";
+  throw usageError(`invalid --result-from "${value}": use termination-message or sidecar-logs`);
 }
 
 function onError(value: string | undefined): OnError {

@@ -1,50 +1,54 @@
-import { usageError } from "../errors.js";
+import { existsSync } from "node:fs";
+import { BatonError, usageError } from "../errors.js";
+import { tektonRoot } from "./step-options.js";
 
 // Tekton's pod builder starts its entrypoint with Go-style flags: one dash, underscores, `-flag value` or
 // `-flag=value`, bools as `-flag` or `-flag=true`, `-wait_file A,B` as a comma list, the command after `--`
 // (cmd/entrypoint/main.go and pkg/pod/entrypoint.go in tektoncd/pipeline). This is the one place that turns such an
 // argument vector into baton's own options, which the ordinary parser then reads; nothing else knows Tekton's spelling.
 
-type GoFlagKind = "bool" | "string";
+type GoFlagKind = "bool" | "string" | "repeatable";
 
-/** Tekton's flags that baton implements, and the baton option each one becomes. */
-const IMPLEMENTED: Readonly<Record<string, { kind: GoFlagKind; option: string }>> = {
+/** Every flag of Tekton's entrypoint (cmd/entrypoint/main.go, spire.go, creds flags), and the baton option it becomes. */
+const FLAGS: Readonly<Record<string, { kind: GoFlagKind; option: string }>> = {
   entrypoint: { kind: "string", option: "--entrypoint" },
   wait_file: { kind: "string", option: "--wait-file" },
   wait_file_content: { kind: "bool", option: "--wait-file-content" },
   post_file: { kind: "string", option: "--post-file" },
   termination_path: { kind: "string", option: "--termination-path" },
   results: { kind: "string", option: "--results" },
+  step_results: { kind: "string", option: "--step-results" },
   step_metadata_dir: { kind: "string", option: "--step-metadata-dir" },
   timeout: { kind: "string", option: "--timeout" },
   on_error: { kind: "string", option: "--on-error" },
   stdout_path: { kind: "string", option: "--stdout-path" },
   stderr_path: { kind: "string", option: "--stderr-path" },
+  when_expressions: { kind: "string", option: "--when" },
+  result_from: { kind: "string", option: "--result-from" },
+  compress_termination_message: { kind: "bool", option: "--compress-termination-message" },
+  breakpoint_on_failure: { kind: "bool", option: "--breakpoint-on-failure" },
+  debug_before_step: { kind: "bool", option: "--debug-before-step" },
+  // Credential flags (pkg/credentials/{dockercreds,gitcreds}): one value per occurrence, in order.
+  "basic-docker": { kind: "repeatable", option: "--basic-docker" },
+  "docker-config": { kind: "repeatable", option: "--docker-config" },
+  "docker-cfg": { kind: "repeatable", option: "--docker-cfg" },
+  "basic-git": { kind: "repeatable", option: "--basic-git" },
+  "ssh-git": { kind: "repeatable", option: "--ssh-git" },
+  // SPIRE: baton does not sign results. -enable_spire is refused below; the socket path alone asks for nothing.
+  enable_spire: { kind: "bool", option: "" },
+  spire_socket_path: { kind: "string", option: "" },
 };
 
-/**
- * Tekton's flags that baton does not implement, with their default: at the default a flag asks for nothing and is
- * accepted; any other value is a usage error naming the flag, never silently ignored.
- */
-const NOT_IMPLEMENTED: Readonly<Record<string, { kind: GoFlagKind; default: string }>> = {
-  step_results: { kind: "string", default: "" },
-  when_expressions: { kind: "string", default: "" },
-  breakpoint_on_failure: { kind: "bool", default: "false" },
-  debug_before_step: { kind: "bool", default: "false" },
-  result_from: { kind: "string", default: "termination-message" },
-  secret_mask_file: { kind: "string", default: "" },
-  enable_spire: { kind: "bool", default: "false" },
-  spire_socket_path: { kind: "string", default: "unix:///spiffe-workload-api/spire-agent.sock" },
-  step_metadata_dir_link: { kind: "string", default: "" },
-  run_always: { kind: "bool", default: "false" },
-  discard_error: { kind: "bool", default: "false" },
-  // creds-init's flags (gitcreds, dockercreds), which the entrypoint still registers.
-  "basic-git": { kind: "string", default: "" },
-  "ssh-git": { kind: "string", default: "" },
-  "basic-docker": { kind: "string", default: "" },
-  "docker-config": { kind: "string", default: "" },
-  "docker-cfg": { kind: "string", default: "" },
+/** Flags that Tekton's entrypoint does not have (it exits 2 on them too), with where they come from. */
+const NOT_TEKTON: Readonly<Record<string, string>> = {
+  secret_mask_file: "only in an unmerged Tekton pull request",
+  step_metadata_dir_link: "removed in Tekton v0.32",
+  run_always: "only in an unmerged Tekton pull request",
+  discard_error: "only in an unmerged Tekton pull request",
 };
+
+/** What Tekton's `result_from` means when it is not "termination-message": the results sidecar reads them. */
+const SIDECAR_LOGS = "sidecar-logs";
 
 /** Tekton's subcommands (cmd/entrypoint/subcommands). */
 export const TEKTON_SUBCOMMANDS: readonly string[] = ["init", "cp", "step-init", "decode-script"];
@@ -69,6 +73,7 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
   const commandArgs = terminator === -1 ? [] : argv.slice(terminator + 1);
 
   const values = new Map<string, string>(); // Go's flag package: the last value given wins
+  const repeated = new Map<string, string[]>(); // ...except for the credential flags, which collect every value
   let i = 0;
   for (; i < flagWords.length; i++) {
     const word = flagWords[i]!;
@@ -76,14 +81,18 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
     const body = word.startsWith("--") ? word.slice(2) : word.slice(1);
     const eq = body.indexOf("=");
     const name = eq === -1 ? body : body.slice(0, eq);
-    const spec = IMPLEMENTED[name] ?? NOT_IMPLEMENTED[name];
-    if (!spec) throw usageError(`unknown Tekton entrypoint flag -${name} (see baton --help)`);
+    const spec = FLAGS[name];
+    if (!spec) {
+      const why = NOT_TEKTON[name];
+      throw usageError(why ? `-${name} is not a flag of Tekton's entrypoint (${why})` : `unknown Tekton entrypoint flag -${name} (see baton --help)`);
+    }
     let value: string;
     if (eq !== -1) value = body.slice(eq + 1);
     else if (spec.kind === "bool") value = "true";
     else if (i + 1 < flagWords.length) value = flagWords[++i]!; // Go takes the next word even if it starts with "-"
     else throw usageError(`Tekton entrypoint flag -${name} needs a value`);
-    values.set(name, spec.kind === "bool" ? goBool(name, value) : value);
+    if (spec.kind === "repeatable") repeated.set(name, [...(repeated.get(name) ?? []), value]);
+    else values.set(name, spec.kind === "bool" ? goBool(name, value) : value);
   }
 
   const positional = flagWords.slice(i);
@@ -94,16 +103,19 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
     throw usageError(`unexpected argument "${positional[0]}" before "--" in a Tekton argument vector`);
   }
 
+  if (values.get("enable_spire") === "true") {
+    // Tekton's own build without SPIRE (the disable_spire tag) refuses it the same way: exit 1, nothing run.
+    throw new BatonError("-enable_spire: baton does not sign results with SPIRE (as Tekton's build without SPIRE, it refuses the flag)");
+  }
   const options: string[] = [];
   for (const [name, value] of values) {
-    const unsupported = NOT_IMPLEMENTED[name];
-    if (unsupported) {
-      if (value === unsupported.default) continue;
-      throw usageError(`Tekton entrypoint flag -${name} is not supported by baton (given "${value}")`);
-    }
-    const { kind, option } = IMPLEMENTED[name]!;
+    const { kind, option } = FLAGS[name]!;
+    if (option === "") continue;
     if (name === "wait_file") {
       for (const file of value.split(",")) if (file !== "") options.push(option, file);
+    } else if (name === "result_from") {
+      // Tekton compares with "termination-message" only: any other value keeps results out of the message.
+      options.push(option, value === "termination-message" ? value : SIDECAR_LOGS);
     } else if (kind === "bool") {
       if (value === "true") options.push(option);
     } else if (value !== "") {
@@ -111,6 +123,11 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
       options.push(option, value);
     }
   }
+  for (const [name, list] of repeated) for (const value of list) options.push(FLAGS[name]!.option, value);
+  // keep-pod-on-cancel: the controller mounts the downward-API file /tekton/downward/cancel (empty until the TaskRun is
+  // cancelled) and Tekton's entrypoint watches it in every step. Only where it is mounted: one stat, no watch otherwise.
+  const cancelFile = `${tektonRoot(env)}/downward/cancel`;
+  if (existsSync(cancelFile)) options.push("--cancel-file", cancelFile);
   const command = values.get("entrypoint") ? [] : platformCommand(env);
   return { kind: "step", argv: [...options, "--", ...command, ...commandArgs] };
 }

@@ -1,14 +1,23 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeSystemError } from "../errors.js";
+import { COMPRESSED_PREFIX, compress, decompress } from "./compress.js";
 
 // The Kubernetes termination message in Tekton's format: a JSON array of {key, value, type}. The kubelet keeps at
 // most 4096 bytes of it, so a message that does not fit is refused here, where the step can still fail cleanly.
 
 export const TERMINATION_MESSAGE_LIMIT = 4096;
-/** Tekton's result types: 1 a task result, 3 an entry of Tekton's own (StartedAt, ExitCode, Reason). */
+/**
+ * Tekton's result types: 1 a task result, 3 an entry of Tekton's own (StartedAt, ExitCode, Reason), 4 a step result,
+ * 5 the step's artifacts, 6 the task's artifacts (pkg/result/result.go).
+ */
 export const TASK_RESULT = 1;
 export const INTERNAL_RESULT = 3;
+export const STEP_RESULT = 4;
+export const STEP_ARTIFACTS = 5;
+export const TASK_ARTIFACTS = 6;
+/** Entries that -result_from sidecar-logs keeps out of the message: the results sidecar reports them instead. */
+const RESULT_TYPES: ReadonlySet<number> = new Set([TASK_RESULT, STEP_RESULT, STEP_ARTIFACTS, TASK_ARTIFACTS]);
 
 export interface RunResult {
   key: string;
@@ -25,6 +34,17 @@ export interface StepRecord {
   reason?: TerminationReason;
   /** [name, content] of each result file that exists. */
   results: [string, string][];
+  /** [name, content] of each step result file that exists (type 4). */
+  stepResults?: [string, string][];
+  /** [path, content] of the step's and the task's provenance.json, where they exist (types 5 and 6). */
+  stepArtifacts?: [string, string];
+  taskArtifacts?: [string, string];
+}
+
+/** How the message is written: -result_from sidecar-logs, -compress_termination_message. */
+export interface MessageFormat {
+  withoutResults?: boolean;
+  compressed?: boolean;
 }
 
 export function buildEntries(record: StepRecord): RunResult[] {
@@ -34,6 +54,9 @@ export function buildEntries(record: StepRecord): RunResult[] {
   }
   if (record.reason) entries.push({ key: "Reason", value: record.reason, type: INTERNAL_RESULT });
   for (const [key, value] of record.results) entries.push({ key, value, type: TASK_RESULT });
+  for (const [key, value] of record.stepResults ?? []) entries.push({ key, value, type: STEP_RESULT });
+  if (record.stepArtifacts) entries.push({ key: record.stepArtifacts[0], value: record.stepArtifacts[1], type: STEP_ARTIFACTS });
+  if (record.taskArtifacts) entries.push({ key: record.taskArtifacts[0], value: record.taskArtifacts[1], type: TASK_ARTIFACTS });
   return entries;
 }
 
@@ -49,7 +72,7 @@ export function mergeEntries(existing: readonly RunResult[], added: readonly Run
 export function parseMessage(text: string): RunResult[] | undefined {
   if (text.trim() === "") return [];
   try {
-    const parsed: unknown = JSON.parse(text);
+    const parsed: unknown = JSON.parse(text.startsWith(COMPRESSED_PREFIX) ? decompress(text) : text);
     if (!Array.isArray(parsed)) return undefined;
     const valid = parsed.every(
       (e) => e && typeof e === "object" && typeof e.key === "string" && typeof e.value === "string",
@@ -60,8 +83,12 @@ export function parseMessage(text: string): RunResult[] | undefined {
   }
 }
 
-export function serialize(entries: readonly RunResult[]): string {
-  return JSON.stringify(entries);
+/** The JSON, or with `compressed` its tknz: form where that is shorter (what Tekton writes; the controller reads both). */
+export function serialize(entries: readonly RunResult[], format: MessageFormat = {}): string {
+  const json = JSON.stringify(entries);
+  if (!format.compressed) return json;
+  const packed = compress(json);
+  return packed.length < Buffer.byteLength(json) ? packed : json;
 }
 
 /** undefined when the message fits; otherwise the user-facing reason, naming the largest results first. */
@@ -69,7 +96,7 @@ export function sizeProblem(message: string, entries: readonly RunResult[]): str
   const size = Buffer.byteLength(message);
   if (size <= TERMINATION_MESSAGE_LIMIT) return undefined;
   const largest = entries
-    .filter((entry) => entry.type === TASK_RESULT)
+    .filter((entry) => RESULT_TYPES.has(entry.type))
     .map((entry) => ({ key: entry.key, bytes: Buffer.byteLength(entry.value) }))
     .sort((a, b) => b.bytes - a.bytes)
     .slice(0, 3)
@@ -79,17 +106,23 @@ export function sizeProblem(message: string, entries: readonly RunResult[]): str
 }
 
 /** Reads each named result from `dir`; a result file that does not exist is left out, as Tekton does. */
-export function readResults(dir: string, names: readonly string[]): [string, string][] {
+export function readResults(dir: string, names: readonly string[], what = "result"): [string, string][] {
   const results: [string, string][] = [];
   for (const name of names) {
-    try {
-      results.push([name, readFileSync(join(dir, name), "utf8")]);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw new Error(`cannot read result ${name}: ${describeSystemError(error)}`);
-    }
+    const content = readOptionalFile(join(dir, name), `${what} ${name}`);
+    if (content !== undefined) results.push([name, content]);
   }
   return results;
+}
+
+/** A file's content, or undefined when it does not exist; any other failure is an error naming `what`. */
+export function readOptionalFile(path: string, what: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new Error(`cannot read ${what}: ${describeSystemError(error)}`);
+  }
 }
 
 /** "" for a file that does not exist yet. */
@@ -111,17 +144,18 @@ export interface ComposedMessage {
 }
 
 /** The message to write: `record` merged into the file's existing content, checked against the size limit. */
-export function composeMessage(existingText: string, record: StepRecord): ComposedMessage {
+export function composeMessage(existingText: string, record: StepRecord, format: MessageFormat = {}): ComposedMessage {
   const existing = parseMessage(existingText);
-  const merged = mergeEntries(existing ?? [], buildEntries(record));
-  const text = serialize(merged);
-  const tooLarge = sizeProblem(text, merged);
   const replacedExisting = existing === undefined ? { replacedExisting: true } : {};
+  const own = buildEntries(record);
+  const merged = mergeEntries(existing ?? [], format.withoutResults ? own.filter((e) => !RESULT_TYPES.has(e.type)) : own);
+  const text = serialize(merged, format);
+  const tooLarge = sizeProblem(text, merged);
   if (!tooLarge) return { text, ...replacedExisting };
   // Without this step's results; and when what was there already is too large too, this step's own entries alone:
   // the kubelet must always get a message that fits.
-  const own = buildEntries({ ...record, results: [] });
-  let without = serialize(mergeEntries(existing ?? [], own));
-  if (Buffer.byteLength(without) > TERMINATION_MESSAGE_LIMIT) without = serialize(own);
+  const internal = own.filter((e) => !RESULT_TYPES.has(e.type));
+  let without = serialize(mergeEntries(existing ?? [], internal), format);
+  if (Buffer.byteLength(without) > TERMINATION_MESSAGE_LIMIT) without = serialize(internal, format);
   return { text: without, tooLarge, ...replacedExisting };
 }

@@ -2,7 +2,7 @@ import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../errors.js";
 import { writeFileAtomicOrInPlace } from "./atomic-write.js";
 import type { Reason } from "./post-file.js";
-import { composeMessage, readExisting, readResults, type TerminationReason } from "./termination-message.js";
+import { composeMessage, readExisting, readOptionalFile, readResults, type TerminationReason } from "./termination-message.js";
 
 /** What the termination message needs to know about how the step ended. */
 export interface TerminationOutcome {
@@ -21,7 +21,10 @@ const TERMINATION_REASONS: ReadonlySet<Reason> = new Set<TerminationReason>(["Ti
  * fail. Throws when a result cannot be read or the message cannot be written.
  */
 export function writeTerminationMessage(
-  options: Pick<StepOptions, "terminationPath" | "results" | "resultsDir">,
+  options: Pick<
+    StepOptions,
+    "terminationPath" | "results" | "resultsDir" | "stepResults" | "stepMetadataDir" | "tektonRoot" | "resultFrom" | "compressTerminationMessage"
+  >,
   outcome: TerminationOutcome,
   warn: (message: string) => void,
 ): string | undefined {
@@ -33,12 +36,25 @@ export function writeTerminationMessage(
   } catch (error) {
     throw new Error(`cannot read termination message ${path}: ${describeSystemError(error)}`);
   }
-  const composed = composeMessage(existing, {
-    startedAt: outcome.startedAt,
-    ...(outcome.handOn && outcome.exitCode !== 0 ? { continuedExitCode: outcome.exitCode } : {}),
-    ...(TERMINATION_REASONS.has(outcome.reason) ? { reason: outcome.reason as TerminationReason } : {}),
-    results: withResults ? readResults(options.resultsDir, options.results) : [],
-  });
+  // Step results and artifacts: in DIR/results/ and DIR/artifacts/ (Tekton: relative to the working folder without
+  // a DIR), and the task's artifacts shared by all steps. Read as the results are, also with sidecar-logs: a result
+  // that cannot be read fails the step either way.
+  const metadata = options.stepMetadataDir ?? ".";
+  const stepArtifacts = `${metadata}/artifacts/provenance.json`;
+  const taskArtifacts = `${options.tektonRoot}/artifacts/provenance.json`;
+  const composed = composeMessage(
+    existing,
+    {
+      startedAt: outcome.startedAt,
+      ...(outcome.handOn && outcome.exitCode !== 0 ? { continuedExitCode: outcome.exitCode } : {}),
+      ...(TERMINATION_REASONS.has(outcome.reason) ? { reason: outcome.reason as TerminationReason } : {}),
+      results: withResults ? readResults(options.resultsDir, options.results) : [],
+      ...(withResults && options.stepResults.length > 0 ? { stepResults: readResults(`${metadata}/results`, options.stepResults, "step result") } : {}),
+      ...(withResults ? present("stepArtifacts", stepArtifacts) : {}),
+      ...(withResults ? present("taskArtifacts", taskArtifacts) : {}),
+    },
+    { withoutResults: options.resultFrom === "sidecar-logs", compressed: options.compressTerminationMessage },
+  );
   if (composed.replacedExisting) warn(`${path} did not hold a termination message in Tekton's format; replaced it`);
   try {
     writeFileAtomicOrInPlace(path, composed.text);
@@ -46,4 +62,9 @@ export function writeTerminationMessage(
     throw new Error(`cannot write termination message ${path}: ${describeSystemError(error)}`);
   }
   return composed.tooLarge;
+}
+
+function present<K extends string>(key: K, path: string): { [P in K]?: [string, string] } {
+  const content = readOptionalFile(path, path);
+  return (content === undefined ? {} : { [key]: [path, content] }) as { [P in K]?: [string, string] };
 }

@@ -74,14 +74,45 @@ test("Go's flag forms: -flag=value, --flag value, bools bare or =true/=false, co
   });
 });
 
-test("flags baton does not implement: accepted at their default, a usage error naming the flag otherwise", () => {
-  assert.deepEqual(translateTektonArgv(["-breakpoint_on_failure=false", "-result_from", "termination-message", "-entrypoint", "ls", "--"], {}), {
+test("every Tekton entrypoint flag is accepted and becomes a baton option; credential flags collect every value", () => {
+  const argv = [
+    "-post_file", "/tekton/run/0/out",
+    "-basic-docker=multi-creds=https://docker.io", "-basic-docker=multi-creds=https://us.gcr.io",
+    "-basic-git=multi-creds=github.com", "-ssh-git", "k=github.com", "--docker-config=dc", "-docker-cfg", "cfg",
+    "-result_from", "sidecar-logs", "-compress_termination_message=true",
+    "-step_results", "a,b", "--when_expressions", '[{"input":"foo","operator":"in","values":["foo"]}]',
+    "-breakpoint_on_failure", "-debug_before_step", "-enable_spire=false", "-spire_socket_path", "unix:///x",
+    "-entrypoint", "ls", "--", "-l",
+  ];
+  assert.deepEqual(translateTektonArgv(argv, {}), {
     kind: "step",
-    argv: ["--entrypoint", "ls", "--"],
+    argv: [
+      "--post-file", "/tekton/run/0/out",
+      "--result-from", "sidecar-logs", "--compress-termination-message",
+      "--step-results", "a,b", "--when", '[{"input":"foo","operator":"in","values":["foo"]}]',
+      "--breakpoint-on-failure", "--debug-before-step",
+      "--entrypoint", "ls",
+      "--basic-docker", "multi-creds=https://docker.io", "--basic-docker", "multi-creds=https://us.gcr.io",
+      "--basic-git", "multi-creds=github.com", "--ssh-git", "k=github.com", "--docker-config", "dc", "--docker-cfg", "cfg",
+      "--", "-l",
+    ],
   });
-  usage(() => translateTektonArgv(["-breakpoint_on_failure", "-entrypoint", "ls", "--"], {}), /-breakpoint_on_failure is not supported/);
-  usage(() => translateTektonArgv(["-step_results", "a,b", "-entrypoint", "ls"], {}), /-step_results is not supported/);
-  usage(() => translateTektonArgv(["-basic-docker=creds=https://r", "-entrypoint", "ls"], {}), /-basic-docker is not supported/);
+  // Tekton compares -result_from with "termination-message" only; -results "" is what it gives a task without results.
+  assert.deepEqual(translateTektonArgv(["-result_from", "typo", "-results", "", "-entrypoint", "ls", "--"], {}), {
+    kind: "step",
+    argv: ["--result-from", "sidecar-logs", "--entrypoint", "ls", "--"],
+  });
+});
+
+test("-enable_spire is refused (exit 1, as Tekton's build without SPIRE); flags Tekton does not have are usage errors", () => {
+  assert.throws(
+    () => translateTektonArgv(["-enable_spire", "-entrypoint", "ls", "--"], {}),
+    (e: unknown) => e instanceof BatonError && e.exitCode === 1 && /^-enable_spire: baton does not sign results with SPIRE/.test(e.message),
+  );
+  for (const flag of ["-secret_mask_file=/x", "-step_metadata_dir_link=/x", "-run_always", "-discard_error"]) {
+    usage(() => translateTektonArgv([flag, "-entrypoint", "ls", "--"], {}), /is not a flag of Tekton's entrypoint/);
+  }
+  usage(() => translateTektonArgv(["-dont_send_results_to_termination_path", "-entrypoint", "ls", "--"], {}), /unknown Tekton entrypoint flag/);
   usage(() => translateTektonArgv(["-no_such_flag", "x", "--", "ls"], {}), /unknown Tekton entrypoint flag -no_such_flag/);
   usage(() => translateTektonArgv(["-wait_file_content=maybe", "--", "ls"], {}), /invalid boolean "maybe"/);
   usage(() => translateTektonArgv(["-post_file"], {}), /-post_file needs a value/);

@@ -1,0 +1,381 @@
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { describeSystemError, usageError } from "../errors.js";
+import { goQuote, parseGoUrl, urlHasPath, urlWithUserPassword } from "./go-url.js";
+
+// Tekton's credential initialisation (creds-init, inside its entrypoint since v0.14): the controller mounts each
+// secret of the step's ServiceAccount at <root>/creds-secrets/<name>/ and names it in -basic-docker, -docker-config,
+// -docker-cfg, -basic-git and -ssh-git. The entrypoint writes <root>/creds/{.docker/config.json, .gitconfig,
+// .git-credentials, .ssh/...} from them, byte for byte as below, then copies those four into $HOME, so that git, ssh
+// and docker find them. Reading the secrets of the "secret=url" flags happens while the options are checked: a missing
+// file is a usage error (Tekton: exit 2), everything else is best effort with a warning, as in Tekton
+// (pkg/credentials/{dockercreds,gitcreds,writer} in tektoncd/pipeline). Loaded only when credentials are in play.
+
+export interface CredentialFlags {
+  basicDocker: string[];
+  dockerConfig: string[];
+  dockerCfg: string[];
+  basicGit: string[];
+  sshGit: string[];
+}
+
+interface BasicEntry {
+  secret: string;
+  username: string;
+  password: string;
+}
+interface SshEntry {
+  secret: string;
+  privateKey: string;
+  knownHosts: string;
+}
+
+/** What the "secret=url" flags read from their secrets, in flag order; -docker-config/-docker-cfg are read later. */
+export interface Credentials {
+  docker: Map<string, BasicEntry>;
+  dockerConfig: string[];
+  dockerCfg: string[];
+  git: Map<string, BasicEntry>;
+  ssh: Map<string, SshEntry[]>;
+}
+
+/** The names of the files in $HOME that credentials go to (Tekton's CredsInitCredentials). */
+export const CREDENTIAL_PATHS = [".docker", ".gitconfig", ".git-credentials", ".ssh"] as const;
+
+export function hasCredentialFlags(flags: CredentialFlags): boolean {
+  return Object.values(flags).some((list: string[]) => list.length > 0);
+}
+
+/** Reads every secret the flags name; throws a usage error as Tekton's flag parsing fails (exit 2, nothing written). */
+export function readCredentials(flags: CredentialFlags, secretsRoot: string): Credentials {
+  const credentials: Credentials = {
+    docker: new Map(),
+    dockerConfig: flags.dockerConfig,
+    dockerCfg: flags.dockerCfg,
+    git: new Map(),
+    ssh: new Map(),
+  };
+  for (const value of flags.basicDocker) {
+    const [secret, url] = secretAndUrl("basic-docker", value);
+    if (credentials.docker.has(url)) throw usageError(`-basic-docker: multiple entries for url: ${url}`);
+    credentials.docker.set(url, readBasic("basic-docker", secretsRoot, secret));
+  }
+  for (const value of flags.basicGit) {
+    const [secret, url] = secretAndUrl("basic-git", value);
+    if (credentials.git.has(url)) throw usageError(`-basic-git: multiple entries for url: ${url}`);
+    const entry = readBasic("basic-git", secretsRoot, secret);
+    try {
+      parseGoUrl(url);
+    } catch (error) {
+      throw usageError(`-basic-git: ${(error as Error).message}`);
+    }
+    credentials.git.set(url, entry);
+  }
+  for (const value of flags.sshGit) {
+    const [secret, url] = secretAndUrl("ssh-git", value);
+    const privateKey = readSecretFile("ssh-git", secretsRoot, secret, "ssh-privatekey");
+    let knownHosts = "";
+    try {
+      knownHosts = readFileSync(join(secretsRoot, secret, "known_hosts"), "utf8");
+    } catch {
+      // optional: any read error means "none", as in Tekton
+    }
+    const list = credentials.ssh.get(url) ?? [];
+    list.push({ secret, privateKey, knownHosts });
+    credentials.ssh.set(url, list);
+  }
+  return credentials;
+}
+
+function secretAndUrl(flag: string, value: string): [string, string] {
+  const parts = value.split("=");
+  if (parts.length !== 2) throw usageError(`-${flag}: expect entries of the form secret=url, got: ${value}`);
+  return [parts[0]!, parts[1]!];
+}
+
+function readBasic(flag: string, root: string, secret: string): BasicEntry {
+  return {
+    secret,
+    username: readSecretFile(flag, root, secret, "username"),
+    password: readSecretFile(flag, root, secret, "password"),
+  };
+}
+
+function readSecretFile(flag: string, root: string, secret: string, key: string): string {
+  const path = join(root, secret, key);
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw usageError(`-${flag}: cannot read ${path}: ${describeSystemError(error)}`);
+  }
+}
+
+/**
+ * Writes the credential files into `credsDir` (Tekton: docker first, then git: basic, then ssh). Each part that fails
+ * is warned about and skipped, and the step goes on (Tekton logs "Error initializing credentials").
+ */
+export function writeCredentials(credentials: Credentials, credsDir: string, secretsRoot: string, warn: (m: string) => void): void {
+  const parts: [string, () => void][] = [
+    ["docker", () => writeDockerConfig(credentials, credsDir, secretsRoot)],
+    ["git", () => {
+      writeBasicGit(credentials.git, credsDir);
+      writeSsh(credentials.ssh, credsDir);
+    }],
+  ];
+  try {
+    mkdirSync(credsDir, { recursive: true }); // Tekton mounts an emptyDir there; elsewhere it may not exist yet
+  } catch (error) {
+    warn(`cannot write the credentials: ${describeError(error)}`);
+    return;
+  }
+  for (const [name, write] of parts) {
+    try {
+      write();
+    } catch (error) {
+      warn(`cannot write the ${name} credentials: ${describeError(error)}`);
+    }
+  }
+}
+
+function describeError(error: unknown): string {
+  return (error as NodeJS.ErrnoException)?.code ? describeSystemError(error) : (error as Error).message;
+}
+
+// ---- docker: .docker/config.json -------------------------------------------------------------------------------
+
+interface DockerAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  email?: string;
+}
+
+function writeDockerConfig(credentials: Credentials, credsDir: string, secretsRoot: string): void {
+  const auths = new Map<string, DockerAuth>();
+  for (const secret of credentials.dockerCfg) {
+    const map = readJsonObject(join(secretsRoot, secret, ".dockercfg"));
+    for (const [registry, entry] of Object.entries(map)) auths.set(registry, dockerAuth(entry, registry));
+  }
+  for (const secret of credentials.dockerConfig) {
+    const file = join(secretsRoot, secret, ".dockerconfigjson");
+    const config = readJsonObject(file);
+    const inner = goField(config, "auths");
+    if (inner !== undefined && inner !== null && (typeof inner !== "object" || Array.isArray(inner))) {
+      throw new Error(`${file}: "auths" is not an object`);
+    }
+    for (const [registry, entry] of Object.entries((inner ?? {}) as Record<string, unknown>)) {
+      auths.set(registry, dockerAuth(entry, registry));
+    }
+  }
+  for (const [registry, { username, password }] of credentials.docker) {
+    auths.set(registry, {
+      username,
+      password,
+      auth: Buffer.from(`${username}:${password}`).toString("base64"),
+      email: "not@val.id",
+    });
+  }
+  if (auths.size === 0) return;
+  mkdirSync(join(credsDir, ".docker"), { recursive: true });
+  writeFileSync(join(credsDir, ".docker/config.json"), dockerConfigJson(auths), { mode: 0o600 });
+}
+
+/** Go's json.Marshal of {"auths": map}: keys sorted, fields in struct order, empty ones omitted except auth. */
+export function dockerConfigJson(auths: ReadonlyMap<string, DockerAuth>): string {
+  const keys = [...auths.keys()].sort(byBytes);
+  const body = keys.map((key) => {
+    const a = auths.get(key)!;
+    const fields: string[] = [];
+    if (a.username) fields.push(`"username":${goJson(a.username)}`);
+    if (a.password) fields.push(`"password":${goJson(a.password)}`);
+    fields.push(`"auth":${goJson(a.auth ?? "")}`);
+    if (a.email) fields.push(`"email":${goJson(a.email)}`);
+    return `${goJson(key)}:{${fields.join(",")}}`;
+  });
+  return `{"auths":{${body.join(",")}}}`;
+}
+
+/** Go sorts map keys by bytes; JavaScript's default sort is by UTF-16 units, which differs above U+FFFF. */
+function byBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** Go's encoding/json string: HTML characters and U+2028/2029 escaped as \u00xx. */
+export function goJson(value: string): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function readJsonObject(file: string): Record<string, unknown> {
+  const text = readFileSync(file, "utf8");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file}: ${(error as Error).message}`);
+  }
+  if (parsed === null) return {};
+  if (typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`${file}: not a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+/** Go's json.Unmarshal into {Username, Password, Auth, Email}: field names match case-insensitively; others dropped. */
+function dockerAuth(entry: unknown, registry: string): DockerAuth {
+  if (entry === null) return {};
+  if (typeof entry !== "object" || Array.isArray(entry)) throw new Error(`the entry for ${registry} is not an object`);
+  const auth: DockerAuth = {};
+  for (const field of ["username", "password", "auth", "email"] as const) {
+    const value = goField(entry as Record<string, unknown>, field);
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "string") throw new Error(`the field ${field} of ${registry} is not a string`);
+    auth[field] = value;
+  }
+  return auth;
+}
+
+function goField(object: Record<string, unknown>, name: string): unknown {
+  if (Object.hasOwn(object, name)) return object[name];
+  let found: unknown;
+  for (const [key, value] of Object.entries(object)) if (key.toLowerCase() === name) found = value;
+  return found;
+}
+
+// ---- git over https: .gitconfig and .git-credentials -----------------------------------------------------------
+
+function writeBasicGit(entries: ReadonlyMap<string, BasicEntry>, credsDir: string): void {
+  if (entries.size === 0) return;
+  let config = "[credential]\n\thelper = store\n";
+  for (const [url, { username }] of entries) {
+    const name = username.replaceAll("\\", "\\\\");
+    config += `[credential ${goQuote(url)}]\n\tusername = ${name}\n${urlHasPath(url) ? "\tuseHttpPath = true\n" : ""}`;
+  }
+  writeFileSync(join(credsDir, ".gitconfig"), config, { mode: 0o600 });
+  // Host-wide credentials first, as fallbacks; repository-specific ones after (a stable sort).
+  const urls = [...entries.keys()];
+  const ordered = [...urls.filter((u) => !urlHasPath(u)), ...urls.filter((u) => urlHasPath(u))];
+  const lines = ordered.map((url) => {
+    const { username, password } = entries.get(url)!;
+    return urlWithUserPassword(url, username, password);
+  });
+  writeFileSync(join(credsDir, ".git-credentials"), `${lines.join("\n")}\n`, { mode: 0o600 });
+}
+
+// ---- git over ssh: .ssh/{config,known_hosts,id_<secret>} and insteadOf in .gitconfig ----------------------------
+
+function writeSsh(entries: ReadonlyMap<string, SshEntry[]>, credsDir: string): void {
+  if (entries.size === 0) return;
+  const sshDir = join(credsDir, ".ssh");
+  mkdirSync(sshDir, { recursive: true });
+  const urls = [...entries.keys()];
+  const ordered = [...urls.filter((u) => parseSshUrl(u).path === ""), ...urls.filter((u) => parseSshUrl(u).path !== "")];
+  let config = "";
+  const knownHosts: string[] = [];
+  let insteadOf = "";
+  for (const url of ordered) {
+    const { host, port, path } = parseSshUrl(url);
+    let alias = host;
+    if (path !== "") {
+      const trimmed = path.replace(/^\//, "");
+      alias = `${host}--${trimmed.replaceAll("/", "--")}`;
+      insteadOf += `[url "git@${alias}:${trimmed}.git"]\n\tinsteadOf = git@${host}:${trimmed}.git\n`;
+      insteadOf += port === "22"
+        ? `[url "ssh://${alias}/${trimmed}.git"]\n\tinsteadOf = ssh://${host}/${trimmed}.git\n`
+        : `[url "ssh://${alias}/${trimmed}.git"]\n\tinsteadOf = ssh://${host}:${port}/${trimmed}.git\n`;
+    }
+    config += `Host ${alias}\n    HostName ${host}\n    Port ${port}\n`;
+    for (const entry of entries.get(url)!) {
+      const identity = join(sshDir, `id_${entry.secret}`);
+      writeFileSync(identity, entry.privateKey, { mode: 0o600 });
+      config += `    IdentityFile ${identity}\n`;
+      if (entry.knownHosts !== "") knownHosts.push(entry.knownHosts);
+    }
+  }
+  writeFileSync(join(sshDir, "config"), config, { mode: 0o600 });
+  if (knownHosts.length > 0) writeFileSync(join(sshDir, "known_hosts"), knownHosts.join("\n"), { mode: 0o600 });
+  if (insteadOf !== "") writeFileSync(join(credsDir, ".gitconfig"), insteadOf, { mode: 0o600, flag: "a" });
+}
+
+/** "host[:port][/repo/path]": the port from Go's net.SplitHostPort, 22 without one. */
+export function parseSshUrl(raw: string): { host: string; port: string; path: string } {
+  const slash = raw.indexOf("/");
+  const path = slash === -1 ? "" : raw.slice(slash);
+  const hostPort = slash === -1 ? raw : raw.slice(0, slash);
+  const split = splitHostPort(hostPort);
+  return split ? { ...split, path } : { host: hostPort, port: "22", path };
+}
+
+/** Go's net.SplitHostPort; undefined where it returns an error. */
+function splitHostPort(hostport: string): { host: string; port: string } | undefined {
+  const colon = hostport.lastIndexOf(":");
+  if (colon === -1) return undefined;
+  let host: string;
+  if (hostport.startsWith("[")) {
+    const end = hostport.indexOf("]");
+    if (end === -1 || end + 1 !== colon) return undefined;
+    host = hostport.slice(1, end);
+    if (host.includes("]") || hostport.slice(end + 1, colon).length) return undefined;
+  } else {
+    host = hostport.slice(0, colon);
+    if (host.includes(":") || host.includes("[") || host.includes("]")) return undefined;
+  }
+  const port = hostport.slice(colon + 1);
+  if (hostport.indexOf("]", colon) !== -1 || port.includes("[")) return undefined;
+  return { host, port };
+}
+
+// ---- the copy into $HOME ---------------------------------------------------------------------------------------
+
+/** True when `credsDir` holds any of the four credential paths: only then is there anything to copy. */
+export function hasCredentialFiles(credsDir: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(credsDir);
+  } catch {
+    return false;
+  }
+  return names.some((name) => (CREDENTIAL_PATHS as readonly string[]).includes(name));
+}
+
+/**
+ * Copies .docker, .gitconfig, .git-credentials and .ssh from `credsDir` into `home`, recursively: folders 0700, files
+ * 0600 (on creation). A failure is warned about per path and skipped, as in Tekton's CopyCredsToHome.
+ */
+export function copyCredentialsToHome(credsDir: string, home: string | undefined, warn: (m: string) => void): void {
+  try {
+    if (!statSync(credsDir).isDirectory()) return;
+  } catch {
+    return;
+  }
+  if (!home) {
+    warn("cannot copy the credentials: $HOME is not defined");
+    return;
+  }
+  for (const name of CREDENTIAL_PATHS) {
+    try {
+      copyTree(join(credsDir, name), join(home, name));
+    } catch (error) {
+      warn(`cannot copy the credential ${name} from ${credsDir} to ${home}: ${describeError(error)}`);
+    }
+  }
+}
+
+function copyTree(source: string, destination: string): void {
+  let info;
+  try {
+    info = lstatSync(source);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  if (info.isDirectory()) {
+    mkdirSync(destination, { recursive: true, mode: 0o700 });
+    for (const name of readdirSync(source)) copyTree(join(source, name), join(destination, name));
+    return;
+  }
+  const bytes = readFileSync(source); // follows a symlink, as Go's os.Open does
+  const fd = openSync(destination, "w+", 0o600);
+  try {
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+  } finally {
+    closeSync(fd);
+  }
+}
