@@ -4,6 +4,8 @@
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
 //   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
+//   lib/baton-cel.cjs        the CEL evaluator of Tekton's `when` (dist/baton-cel.cjs), which src/tekton/load-cel.ts
+//                            requires from there only for a step with a CEL expression
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
@@ -48,12 +50,14 @@ const out = resolve(root, options.out ?? `dist/baton-linux-${arch}`);
 const work = join(root, arch === "x64" ? "build/sea" : `build/sea-${arch}`);
 const bundle = join(root, "dist/baton.cjs");
 const reaper = join(root, arch === "x64" ? "dist/baton-reaper.node" : `build/${arch}/baton-reaper.node`);
+const cel = join(root, "dist/baton-cel.cjs");
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
 for (const [file, hint] of [
   [bundle, "run `make build` first"],
   [reaper, `run \`make sea${arch === "x64" ? "" : ` ARCH=${arch}`}\` (it builds the addon)`],
   [join(tools, "postject"), "run `make sea` (it installs scripts/sea/node_modules)"],
+  [cel, "run `make build` first"],
 ]) {
   if (!existsSync(file)) throw new Error(`sea.mjs: ${file} is missing: ${hint}`);
 }
@@ -97,6 +101,7 @@ run(process.execPath, [
 
 // 3. The reaper addon, then the loader and every library Node or the addon links against.
 copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
+copyFileSync(cel, join(staging, "lib/baton-cel.cjs"));
 const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);
@@ -108,6 +113,9 @@ run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", joi
 mkdirSync(join(staging, "lib/licenses"));
 copyFileSync(join(root, "LICENSE"), join(staging, "lib/licenses/baton"));
 copyFileSync(target.nodeLicense, join(staging, "lib/licenses/node"));
+// The CEL evaluator's packages (Apache-2.0): @bufbuild/cel, @bufbuild/re2 and @bufbuild/cel-spec ship no licence file,
+// @bufbuild/protobuf does (the same licence).
+copyFileSync(join(root, "node_modules/@bufbuild/protobuf/LICENSE"), join(staging, "lib/licenses/bufbuild"));
 for (const [pkg, copyright] of target.copyrights(["libc6", "libstdc++6", "libgcc-s1"])) {
   if (existsSync(copyright)) copyFileSync(copyright, join(staging, "lib/licenses", pkg));
 }

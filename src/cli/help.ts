@@ -16,7 +16,7 @@ Step options:
   --wait-file-content      a wait file counts only once it is non-empty
   --wait-timeout DURATION  give up waiting after DURATION (Go syntax: 300ms, 1.5s, 2m, 1h30m; 0 = never)
   --post-file PATH         on success write PATH, on failure PATH.err (atomic; folders created)
-  --step-metadata-dir DIR  write DIR/exitCode; create DIR/results/ before waiting
+  --step-metadata-dir DIR  write DIR/exitCode; create DIR/results/ and DIR/artifacts/ before waiting
   --termination-path PATH  write the Kubernetes termination message (Tekton's JSON; 4096 bytes at most)
   --results NAMES          comma-separated result names to put in it, read from --results-dir
   --results-dir DIR        where result files are (default /tekton/results)
@@ -28,6 +28,16 @@ Step options:
   --cancel-file PATH       a non-empty PATH stops the running command like a timeout (exit 143)
   --entrypoint CMD         the program to run; the arguments after -- follow it
   --events PATH|stderr     write lifecycle events as JSON lines (also: BATON_EVENTS)
+
+Tekton features (what Tekton's entrypoint flags become; see docs/tekton.md):
+  --step-results NAMES     step results to put in the termination message, read from DIR/results/
+  --when JSON              Tekton's step when expressions (in, notin, cel); false skips the step and hands on POST
+  --result-from termination-message|sidecar-logs   sidecar-logs: results stay out of the termination message
+  --compress-termination-message   write it as tknz: (raw DEFLATE, base64) when that is shorter
+  --breakpoint-on-failure  a failed step waits for POST.breakpointexit instead of handing on
+  --debug-before-step      wait for POST.beforestepexit (or .err: skip) before the command runs
+  --basic-docker SECRET=URL, --docker-config SECRET, --docker-cfg SECRET, --basic-git SECRET=URL,
+  --ssh-git SECRET=URL     credentials from /tekton/creds-secrets/SECRET into /tekton/creds and $HOME (repeatable)
 
 Exit codes: the command's own; 128+N if it died of signal N; 124 timeout or wait timeout; 143 cancelled;
 126 not executable; 127 not found; 2 usage error; 1 skipped (previous step failed) or baton failed.

@@ -103,6 +103,11 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
   if (command.length === 0 || command[0] === "") {
     throw usageError("no command to run: give it after -- (baton [options] -- COMMAND [ARG...])");
   }
+  for (const flag of ["breakpoint-on-failure", "debug-before-step"]) {
+    if (parsed.options[flag] === true && stringOption(parsed, "post-file") === undefined) {
+      throw usageError(`--${flag} needs --post-file: the debug files are named after it`);
+    }
+  }
   const waitTimeout = stringOption(parsed, "wait-timeout");
   const timeout = stringOption(parsed, "timeout");
   const gracePeriod = stringOption(parsed, "grace-period");

@@ -6,6 +6,7 @@ import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../errors.js";
 import { ADDON_FILE } from "../run/reaper.js";
+import { CEL_FILE } from "../tekton/load-cel.js";
 import { standaloneLauncher, standaloneRoot } from "../standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
@@ -24,9 +25,12 @@ function runningBundle(): string {
 export function installBaton(dest: string): void {
   const root = standaloneRoot();
   if (root === undefined) {
-    // The reaper addon goes beside the copy, where src/run/reaper.ts looks for it (the bundle's own folder).
-    const addon = join(dirname(runningBundle()), ADDON_FILE);
-    if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
+    // The reaper addon and the CEL evaluator go beside the copy, where src/run/reaper.ts and src/tekton/load-cel.ts
+    // look for them (the bundle's own folder).
+    for (const file of [ADDON_FILE, CEL_FILE]) {
+      const companion = join(dirname(runningBundle()), file);
+      if (existsSync(companion)) copyExecutable(companion, join(dirname(dest), file));
+    }
     return copyExecutable(runningBundle(), dest);
   }
   const launcher = standaloneLauncher(root);

@@ -21,10 +21,8 @@ const TERMINATION_REASONS: ReadonlySet<Reason> = new Set<TerminationReason>(["Ti
  * fail. Throws when a result cannot be read or the message cannot be written.
  */
 export function writeTerminationMessage(
-  options: Pick<
-    StepOptions,
-    "terminationPath" | "results" | "resultsDir" | "stepResults" | "stepMetadataDir" | "tektonRoot" | "resultFrom" | "compressTerminationMessage"
-  >,
+  options: Pick<StepOptions, "terminationPath" | "results" | "resultsDir" | "stepMetadataDir"> &
+    Partial<Pick<StepOptions, "stepResults" | "tektonRoot" | "resultFrom" | "compressTerminationMessage">>,
   outcome: TerminationOutcome,
   warn: (message: string) => void,
 ): string | undefined {
@@ -36,12 +34,13 @@ export function writeTerminationMessage(
   } catch (error) {
     throw new Error(`cannot read termination message ${path}: ${describeSystemError(error)}`);
   }
-  // Step results and artifacts: in DIR/results/ and DIR/artifacts/ (Tekton: relative to the working folder without
-  // a DIR), and the task's artifacts shared by all steps. Read as the results are, also with sidecar-logs: a result
-  // that cannot be read fails the step either way.
+  // Step results in DIR/results/ (Tekton: results/ of the working folder without a DIR); the step's artifacts in
+  // DIR/artifacts/ and the task's, shared by all steps (Tekton reads both whatever its feature flags say). All are
+  // read as the results are, also with sidecar-logs: one that cannot be read fails the step either way.
   const metadata = options.stepMetadataDir ?? ".";
-  const stepArtifacts = `${metadata}/artifacts/provenance.json`;
-  const taskArtifacts = `${options.tektonRoot}/artifacts/provenance.json`;
+  const stepArtifacts = options.stepMetadataDir === undefined ? undefined : `${metadata}/artifacts/provenance.json`;
+  const taskArtifacts = options.tektonRoot === undefined ? undefined : `${options.tektonRoot}/artifacts/provenance.json`;
+  const stepResults = options.stepResults ?? [];
   const composed = composeMessage(
     existing,
     {
@@ -49,11 +48,11 @@ export function writeTerminationMessage(
       ...(outcome.handOn && outcome.exitCode !== 0 ? { continuedExitCode: outcome.exitCode } : {}),
       ...(TERMINATION_REASONS.has(outcome.reason) ? { reason: outcome.reason as TerminationReason } : {}),
       results: withResults ? readResults(options.resultsDir, options.results) : [],
-      ...(withResults && options.stepResults.length > 0 ? { stepResults: readResults(`${metadata}/results`, options.stepResults, "step result") } : {}),
-      ...(withResults ? present("stepArtifacts", stepArtifacts) : {}),
-      ...(withResults ? present("taskArtifacts", taskArtifacts) : {}),
+      ...(withResults && stepResults.length > 0 ? { stepResults: readResults(`${metadata}/results`, stepResults, "step result") } : {}),
+      ...(withResults && stepArtifacts ? present("stepArtifacts", stepArtifacts) : {}),
+      ...(withResults && taskArtifacts ? present("taskArtifacts", taskArtifacts) : {}),
     },
-    { withoutResults: options.resultFrom === "sidecar-logs", compressed: options.compressTerminationMessage },
+    { withoutResults: options.resultFrom === "sidecar-logs", compressed: options.compressTerminationMessage === true },
   );
   if (composed.replacedExisting) warn(`${path} did not hold a termination message in Tekton's format; replaced it`);
   try {

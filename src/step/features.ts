@@ -1,14 +1,16 @@
 import { readdirSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
 
-// The optional features of a step that act before it waits: Tekton's credentials. Each feature's code is loaded only
-// when the step uses it (dynamic import), so a plain step pays one check here and nothing more.
+// The optional features of a step that act around its command: Tekton's credentials (before the wait), the runtime
+// substitution of $(steps...) references and `when` (just before the command). Each feature's code is loaded only
+// when the step uses it (dynamic import), so a plain step pays a few string checks here and nothing more.
 
 /**
- * Checks what can be checked before the step waits (reading the credential secrets: a missing one is a usage error)
- * and returns what to do once the options are all checked: write the credentials and copy them into $HOME.
+ * Checks what can be checked before the step waits (the credential secrets, the `when` JSON: a usage error each) and
+ * returns what to do once the options are all checked: write the credentials and copy them into $HOME.
  */
 export async function prepareFeatures(options: StepOptions, tekton: boolean, warn: (message: string) => void): Promise<() => void> {
+  if (options.when !== undefined) (await import("../tekton/when.js")).parseWhen(options.when);
   const credsDir = `${options.tektonRoot}/creds`;
   const flags = options.credentials;
   const given = flags.basicDocker.length + flags.dockerConfig.length + flags.dockerCfg.length + flags.basicGit.length + flags.sshGit.length > 0;
@@ -29,4 +31,40 @@ function hasEntries(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What runs: the command (substituted), or why it does not (`when` false, or an unusable reference or expression). */
+export type CommandDecision = { run: string[] } | { skip: true } | { error: string };
+
+const STEP_REFERENCE = "$(steps.";
+
+/**
+ * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
+ * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
+ */
+export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+  let command = options.command;
+  const env = process.env;
+  const inEnv = Object.values(env).some((value) => value !== undefined && value.includes(STEP_REFERENCE));
+  if (inEnv || command.some((arg) => arg.includes(STEP_REFERENCE))) {
+    const { substituteCommand, SubstitutionError } = await import("../tekton/substitute.js");
+    try {
+      const substituted = substituteCommand(command, env, options.tektonRoot);
+      command = substituted.command;
+      if (substituted.env) Object.assign(process.env, substituted.env);
+    } catch (error) {
+      if (error instanceof SubstitutionError) return { error: error.message };
+      throw error;
+    }
+  }
+  if (options.when !== undefined) {
+    const { parseWhen, evaluateWhen } = await import("../tekton/when.js");
+    const loadCel = async () => (await import("../tekton/load-cel.js")).loadCel();
+    try {
+      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, loadCel))) return { skip: true };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+  return { run: command };
 }

@@ -11,12 +11,16 @@ import { exitCodeOf, settleOutcome, type Outcome } from "./outcome.js";
 // always attempted, whatever failed before it, so the next step never waits forever. Never throws: each failure is one
 // line on stderr and a failed outcome.
 
-export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "terminationPath" | "results" | "resultsDir">;
+export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "terminationPath" | "results" | "resultsDir"> &
+  Partial<Pick<StepOptions, "stepResults" | "tektonRoot" | "resultFrom" | "compressTerminationMessage">>;
 
-/** Writes what `outcome` says and returns baton's exit code. */
-export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void): number {
+/**
+ * Writes what `outcome` says and returns baton's exit code. `atBreakpoint`: a failed step stopped at Tekton's
+ * onFailure breakpoint writes neither DIR/exitCode nor a post file (the user's debug script writes the post file).
+ */
+export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
   let final = outcome;
-  if (final.ranCommand && options.stepMetadataDir !== undefined) {
+  if ((final.ranCommand || final.recordsExitCode) && options.stepMetadataDir !== undefined && !atBreakpoint) {
     const file = `${options.stepMetadataDir}/exitCode`;
     try {
       writeExitCodeFile(options.stepMetadataDir, final.commandExitCode ?? final.exitCode);
@@ -38,7 +42,7 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
     }
   }
   let exitCode = exitCodeOf(final);
-  if (options.postFile !== undefined) {
+  if (options.postFile !== undefined && !atBreakpoint) {
     const record = { exitCode: final.exitCode, reason: final.reason, startedAt, finishedAt: new Date().toISOString() };
     try {
       emit("post", { file: writePostFile(options.postFile, final.handOn, record) });

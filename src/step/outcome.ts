@@ -10,6 +10,8 @@ import { EXIT_NOT_FOUND, EXIT_TIMEOUT } from "../run/exit-code.js";
 export type Happened =
   /** The previous step failed (its POST.err): the command is not run. */
   | { kind: "skipped" }
+  /** The step's `when` is false (Tekton): the command is not run, and the baton is handed on. */
+  | { kind: "when-false" }
   /** The previous step's baton died before it handed on (its liveness lock is free, no post file). */
   | { kind: "previous-died" }
   /** A signal or --wait-timeout ended the wait, or --cancel-file was there before the command could start. */
@@ -32,6 +34,8 @@ export interface Outcome {
   ranCommand: boolean;
   /** The command's own code where it differs from exitCode (a timeout gives 124): DIR/exitCode holds it. */
   commandExitCode?: number;
+  /** DIR/exitCode is written although the command did not run: 0 for a step skipped by `when`, as Tekton writes. */
+  recordsExitCode?: boolean;
 }
 
 /** The exit code of a step stopped by --cancel-file: 128 + SIGTERM, what a shell reports for the stop signal. */
@@ -41,6 +45,8 @@ export function decideOutcome(happened: Happened, continueOnError: boolean): Out
   switch (happened.kind) {
     case "skipped":
       return failed(EXIT_FAILURE, "Skipped", false);
+    case "when-false":
+      return { exitCode: 0, reason: "Skipped", handOn: true, ranCommand: false, recordsExitCode: true };
     case "previous-died":
       return failed(EXIT_FAILURE, "PreviousStepDied", false);
     case "not-started":

@@ -10,8 +10,9 @@ import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { holdLivenessLock } from "../liveness-lock.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
+import { decideCommand } from "./features.js";
 import { handOn } from "./hand-on.js";
-import { decideOutcome, EXIT_CANCELLED, type Happened } from "./outcome.js";
+import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
 import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
 
 // The step lifecycle, top to bottom: wait for the previous step, run the command, hand the baton on.
@@ -34,6 +35,10 @@ interface StepState {
   command: RunningCommand | undefined;
   /** Takes this step's liveness lock, once. */
   holdLock?: () => void;
+  /** Set while a failed step waits at Tekton's onFailure breakpoint: a terminating signal ends that wait. */
+  pause?: AbortController;
+  /** The user chose fail-continue at Tekton's before-step breakpoint. */
+  skippedAtBreakpoint?: boolean;
 }
 
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
@@ -52,7 +57,9 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
   // Before the command runs, a terminating signal ends the wait; once it runs, every signal goes to its group.
   onSignal((signal) => {
     emit("signal", { signal, to: step.command?.pid ?? null });
-    if (step.command) step.command.signal(signal);
+    if (step.pause) {
+      if (endsWait(signal) && !step.pause.signal.aborted) step.pause.abort(128 + signalNumber(signal));
+    } else if (step.command) step.command.signal(signal);
     else if (endsWait(signal)) {
       const exitCode = 128 + signalNumber(signal);
       endWait(new WaitEnded({ kind: "not-started", reason: "Signaled", exitCode }, `stopped by ${signal} while waiting`));
@@ -73,10 +80,40 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
   }
 
   const outcome = decideOutcome(happened, options.onError === "continue");
+  if (options.breakpointOnFailure && options.postFile !== undefined && stopsAtBreakpoint(happened, step)) {
+    return pauseAtBreakpoint(options, options.postFile, outcome, step, io);
+  }
   if (outcome.handOn && outcome.exitCode !== 0) {
     io.warn(`the command failed with exit code ${outcome.exitCode}; continuing (--on-error continue)`);
   }
   return handOn(options, outcome, step.startedAt, io.warn);
+}
+
+/** Tekton's onFailure breakpoint: a failure of the command or of baton, not a timeout, a cancel or a skip. */
+function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
+  if (happened.kind === "ran") return happened.exitCode !== 0 && happened.stopped === undefined;
+  return happened.kind === "spawn-failed" || (happened.kind === "baton-failed" && !step.skippedAtBreakpoint);
+}
+
+/**
+ * -breakpoint_on_failure: the termination message as usual, but no post file and no DIR/exitCode (the user's
+ * debug-continue or debug-fail-continue script writes the post file); then wait for the user and exit with the code
+ * the script wrote (0 when none).
+ */
+async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
+  handOn(options, outcome, step.startedAt, io.warn, true);
+  const { waitForBreakpointExit } = await import("../tekton/debug.js");
+  const pause = new AbortController();
+  step.pause = pause;
+  try {
+    const code = await waitForBreakpointExit(postFile, { signal: pause.signal, safetyPollMs: options.safetyPollMs, warn: io.warn });
+    emit("done", { exitCode: code });
+    return code;
+  } catch (error) {
+    if (typeof error !== "number") throw error;
+    io.warn(`stopped by a signal at the onFailure breakpoint`);
+    return error;
+  }
 }
 
 /** 1. Waits for each file in order. undefined: go on and run the command; otherwise why the step ends here. */
@@ -104,12 +141,24 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
         io.warn(`skipping the command: the previous step's baton died before it handed on (${file}.lock is free, no ${file} or ${file}.err)`);
         return { kind: "previous-died" };
       }
-      if (found === "failed") {
+      if (found === "failed" && options.breakpointOnFailure) {
+        // Tekton: with the onFailure breakpoint every step runs, so that the user can debug each one in turn.
+        io.warn(`the previous step failed (${file}.err); running the command anyway (--breakpoint-on-failure)`);
+      } else if (found === "failed") {
         emit("skipped", { file });
         io.warn(`skipping the command: the previous step failed (${file}.err)`);
         return { kind: "skipped" };
       }
       emit("ready", { file });
+    }
+    if (options.debugBeforeStep && options.postFile !== undefined) {
+      const { waitBeforeStep } = await import("../tekton/debug.js");
+      const wait = { signal: waitAbort.signal, safetyPollMs: options.safetyPollMs, warn: io.warn };
+      if (!(await waitBeforeStep(options.postFile, wait))) {
+        io.warn("skipping the command: fail-continue was chosen at the before-step breakpoint");
+        step.skippedAtBreakpoint = true;
+        return { kind: "baton-failed", exitCode: EXIT_FAILURE, ranCommand: false };
+      }
     }
   } catch (error) {
     if (!(error instanceof WaitEnded)) throw error;
@@ -129,6 +178,14 @@ function ended(wait: WaitEnded, io: StepIO): Happened {
 
 /** 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. */
 async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, io: StepIO): Promise<Happened> {
+  // Tekton's runtime $(steps...) substitution and `when`, once the previous steps are done.
+  const decision = await decideCommand(options);
+  if ("skip" in decision) {
+    io.warn("skipping the command: its when expressions are false");
+    return { kind: "when-false" };
+  }
+  if ("error" in decision) throw new BatonError(decision.error);
+  const argv = decision.run;
   const capture = options.stdoutPath !== undefined || options.stderrPath !== undefined;
   let files;
   try {
@@ -141,14 +198,14 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
   startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
   step.startedAt = now();
   const command = startCommand(
-    options.command,
+    argv,
     // Pipes only when asked: inherited stdio costs nothing and keeps the command's output unbuffered.
     capture ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
   );
   step.holdLock?.();
   if (command.pid !== undefined) {
     step.command = command;
-    emit("command", { argv: options.command, child: command.pid });
+    emit("command", { argv, child: command.pid });
   }
   const tee = files ? teeOutput(command, options, files, io.warn) : undefined;
   stopping.started(command);
