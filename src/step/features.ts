@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 
 // The optional features of a step that act around its command: Tekton's credentials (before the wait), the runtime
@@ -25,6 +26,16 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
   };
 }
 
+/** A Tekton `script:` step runs /tekton/scripts/<file>: artifact references in its text are substituted too. */
+function isScriptWithReference(command: readonly string[], tektonRoot: string): boolean {
+  if (command.length !== 1 || dirname(command[0]!) !== `${tektonRoot}/scripts`) return false;
+  try {
+    return readFileSync(command[0]!, "utf8").includes(STEP_REFERENCE);
+  } catch {
+    return false; // starting it will say what is wrong
+  }
+}
+
 function hasEntries(dir: string): boolean {
   try {
     return readdirSync(dir).length > 0;
@@ -46,7 +57,7 @@ export async function decideCommand(options: StepOptions): Promise<CommandDecisi
   let command = options.command;
   const env = process.env;
   const inEnv = Object.values(env).some((value) => value !== undefined && value.includes(STEP_REFERENCE));
-  if (inEnv || command.some((arg) => arg.includes(STEP_REFERENCE))) {
+  if (inEnv || command.some((arg) => arg.includes(STEP_REFERENCE)) || isScriptWithReference(command, options.tektonRoot)) {
     const { substituteCommand, SubstitutionError } = await import("../tekton/substitute.js");
     try {
       const substituted = substituteCommand(command, env, options.tektonRoot);
