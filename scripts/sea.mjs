@@ -113,9 +113,14 @@ run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", joi
 mkdirSync(join(staging, "lib/licenses"));
 copyFileSync(join(root, "LICENSE"), join(staging, "lib/licenses/baton"));
 copyFileSync(target.nodeLicense, join(staging, "lib/licenses/node"));
-// The CEL evaluator's packages (Apache-2.0): @bufbuild/cel, @bufbuild/re2 and @bufbuild/cel-spec ship no licence file,
-// @bufbuild/protobuf does (the same licence).
-copyFileSync(join(root, "node_modules/@bufbuild/protobuf/LICENSE"), join(staging, "lib/licenses/bufbuild"));
+// The CEL evaluator's packages: @bufbuild/re2 ships its licence (MIT); @bufbuild/cel, cel-spec and protobuf ship none
+// and say Apache-2.0 in package.json, which is what the file records for them.
+copyFileSync(join(root, "node_modules/@bufbuild/re2/LICENSE"), join(staging, "lib/licenses/bufbuild-re2"));
+const celPackages = ["cel", "cel-spec", "protobuf"].map((name) => {
+  const { version, license } = JSON.parse(readFileSync(join(root, `node_modules/@bufbuild/${name}/package.json`), "utf8"));
+  return `@bufbuild/${name} ${version}: ${license}\n`;
+});
+writeFileSync(join(staging, "lib/licenses/bufbuild-cel"), celPackages.join(""));
 for (const [pkg, copyright] of target.copyrights(["libc6", "libstdc++6", "libgcc-s1"])) {
   if (existsSync(copyright)) copyFileSync(copyright, join(staging, "lib/licenses", pkg));
 }

@@ -1,19 +1,25 @@
-import { isCelError, run } from "@bufbuild/cel";
+import { celEnv, isCelError, parse, plan } from "@bufbuild/cel";
 
 // The CEL evaluator of a step's `when`, built into its own file (dist/baton-cel.cjs; lib/baton-cel.cjs in the
 // standalone build) so that steps without CEL never read or parse it. @bufbuild/cel was chosen by measurement
 // (docs/tekton.md, "CEL"): Tekton uses cel-go's standard environment with no variables and no extensions, which is
-// what `run` with no bindings and no extra functions gives.
+// what `plan` with the default environment and an empty activation gives.
 
 /** The bool value of `expression`; throws an Error with CEL's message when it does not parse, evaluate or give a bool. */
 export function evaluateCel(expression: string): boolean {
-  let value: unknown;
+  let parsed: ReturnType<typeof parse>;
   try {
-    value = run(expression, {});
+    parsed = parse(expression);
   } catch (error) {
     throw new Error(`CEL expression ${JSON.stringify(expression)} does not compile: ${firstLine(error)}`);
   }
-  if (isCelError(value)) throw new Error(`CEL expression ${JSON.stringify(expression)} failed: ${firstLine(value)}`);
+  let value: unknown;
+  try {
+    value = plan(celEnv(), parsed)({});
+  } catch (error) {
+    value = error; // reported as a failure below
+  }
+  if (isCelError(value) || value instanceof Error) throw new Error(`CEL expression ${JSON.stringify(expression)} failed: ${firstLine(value)}`);
   if (typeof value !== "boolean") {
     throw new Error(`CEL expression ${JSON.stringify(expression)} gives ${describe(value)}, not a bool`);
   }

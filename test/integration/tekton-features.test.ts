@@ -133,7 +133,7 @@ test("TestApplyStepArtifactSubstitutions: args, env and a /tekton/scripts script
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(exit.stdout, `${values}\nabc-${values}\n`);
   mkdirSync(join(root, "scripts"));
-  const script = join(root, "scripts/script-0-abcde");
+  const script = join(root, "scripts", "script-0-abcde");
   writeFileSync(script, "#!/bin/sh\necho $(steps.name.outputs.image)\n", { mode: 0o755 });
   const scripted = await pod({ BATON_TEKTON_ROOT: root }).run([], [script]);
   assert.equal(scripted.code, 0, scripted.stderr);

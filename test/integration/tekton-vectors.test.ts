@@ -54,8 +54,8 @@ function pod() {
   writeFileSync(join(root, "creds-secrets/multi-creds/password"), "BestEver");
   const program = `#!/bin/sh\necho "$(basename "$0") $*" >> ${dir}/ran\n`;
   for (const name of ["cmd", "cmd1", "regular"]) writeFileSync(join(bin, name), program, { mode: 0o755 });
-  writeFileSync(join(root, "scripts/script-0-9l9zj"), program, { mode: 0o755 });
-  chmodSync(join(root, "scripts/script-0-9l9zj"), 0o755);
+  writeFileSync(join(root, "scripts", "script-0-9l9zj"), program, { mode: 0o755 });
+  chmodSync(join(root, "scripts", "script-0-9l9zj"), 0o755);
   const env = cleanEnv({ BATON_TEKTON_ROOT: root, HOME: join(root, "home"), PATH: `${bin}:${process.env.PATH}` });
   return { dir, root, env };
 }
