@@ -35,9 +35,11 @@ test("the standalone baton prints its version", async () => {
   assert.equal(exit.stderr, "");
 });
 
-test("the folder carries the licences of what it ships: baton's, Node's, glibc's, libstdc++'s and libgcc's", () => {
+test("the folder carries the licences of what it ships: baton's, Node's, glibc's, libstdc++'s, libgcc's and the CEL packages'", () => {
   const licenses = join(STANDALONE_DIR, "lib/licenses");
-  assert.deepEqual(readdirSync(licenses).sort(), ["baton", "libc6", "libgcc-s1", "libstdc++6", "node"]);
+  assert.deepEqual(readdirSync(licenses).sort(), ["baton", "bufbuild-cel", "bufbuild-re2", "libc6", "libgcc-s1", "libstdc++6", "node"]);
+  assert.match(readFileSync(join(licenses, "bufbuild-cel"), "utf8"), /^@bufbuild\/cel [\d.]+: Apache-2\.0\n/);
+  assert.match(readFileSync(join(licenses, "bufbuild-re2"), "utf8"), /MIT License/);
   assert.equal(readFileSync(join(licenses, "baton"), "utf8"), readFileSync(resolve(import.meta.dirname, "../../LICENSE"), "utf8"));
   assert.match(readFileSync(join(licenses, "baton"), "utf8"), /Apache License\s+Version 2\.0, January 2004[\s\S]*END OF TERMS AND CONDITIONS/);
   assert.match(readFileSync(join(licenses, "node"), "utf8"), /Node\.js is licensed for use as follows/);
