@@ -1,8 +1,8 @@
 # Every target a newcomer types installs the dependencies and builds first when they are missing.
 NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/baton.cjs
-# Built with the bundle: the CEL evaluator of Tekton's `when`, loaded from beside it only when a step uses CEL.
-CEL := dist/baton-cel.cjs
+# Built with the bundle: the chunk files it loads from beside it only for a step that needs them (src/chunks.ts).
+CHUNKS := dist/baton-tekton.cjs dist/baton-cel.cjs
 SEA := dist/baton-linux-x64/baton
 SEA_ARM64 := dist/baton-linux-arm64/baton
 SEA_TOOLS := scripts/sea/node_modules/.package-lock.json
@@ -27,7 +27,7 @@ $(NODE_MODULES): package.json package-lock.json
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 	node scripts/build.mjs
 
-$(CEL): $(BUNDLE)
+$(CHUNKS): $(BUNDLE)
 	@test -f $@ || node scripts/build.mjs
 
 $(ADDON): src/run/reaper.c
@@ -35,7 +35,7 @@ $(ADDON): src/run/reaper.c
 	@mkdir -p dist
 	$(CC) $(ADDON_FLAGS) -o $@ src/run/reaper.c
 
-build: $(BUNDLE) $(CEL) $(ADDON)
+build: $(BUNDLE) $(CHUNKS) $(ADDON)
 
 typecheck: $(NODE_MODULES)
 	npx tsc --noEmit
@@ -44,7 +44,7 @@ typecheck: $(NODE_MODULES)
 unit: $(NODE_MODULES)
 	node --import tsx --test --test-timeout=60000 --test-reporter=spec test/unit/*.test.ts
 
-integration: $(BUNDLE) $(CEL) $(ADDON) $(SEA) $(SEA_ARM64)
+integration: $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA) $(SEA_ARM64)
 	node --import tsx --test --test-timeout=60000 --test-reporter=spec --test-concurrency=2 test/integration/*.test.ts
 
 test: typecheck unit integration
@@ -57,7 +57,7 @@ $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@
 
-$(SEA): $(BUNDLE) $(CEL) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
+$(SEA): $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
 	@command -v gcc >/dev/null && command -v strip >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || \
 	  { apt-get update -qq && apt-get install -y -qq gcc binutils libc6-dev; }
 	node scripts/sea.mjs
@@ -74,7 +74,7 @@ $(ADDON_ARM64): src/run/reaper.c | cross-tools
 	@mkdir -p $(dir $@)
 	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/run/reaper.c
 
-$(SEA_ARM64): $(BUNDLE) $(CEL) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
+$(SEA_ARM64): $(BUNDLE) $(CHUNKS) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
 	node scripts/sea.mjs --arch=arm64
 
 SEA_x64 := $(SEA)

@@ -1,38 +1,36 @@
 // Bundles src/main.ts into dist/baton.cjs: one self-contained CommonJS file that runs on Node >= 20
 // with no node_modules beside it. CJS because it starts ~5 ms faster than an ESM bundle.
-// The CEL evaluator (src/tekton/cel-entry.ts and @bufbuild/cel, ~400 KB) is a second file, dist/baton-cel.cjs, that
-// src/tekton/load-cel.ts requires only for a step with a CEL `when`: inside the bundle, every step would parse it.
+// Code that only some steps run is in chunk files beside it (src/chunks.ts), which the bundle requires when a step
+// needs them: every step reads and parses dist/baton.cjs, so code inside it costs every step's start-up.
+//   dist/baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
+//   dist/baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
 import { build } from "esbuild";
 import { chmodSync, readFileSync } from "node:fs";
 
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 
-const result = await build({
-  entryPoints: ["src/main.ts"],
-  outfile: "dist/baton.cjs",
+const common = {
   bundle: true,
   platform: "node",
   format: "cjs",
   target: "node20",
   minify: true,
   legalComments: "none",
-  banner: { js: "#!/usr/bin/env node" },
-  define: { BATON_VERSION: JSON.stringify(version), BATON_CEL_FILE: JSON.stringify("baton-cel.cjs") },
+  // BATON_BUNDLED: src/chunks.ts loads chunk files instead of importing the sources (which esbuild then leaves out).
+  define: { BATON_VERSION: JSON.stringify(version), BATON_BUNDLED: "true" },
   metafile: true,
   logLevel: "warning",
+};
+
+const result = await build({
+  ...common,
+  entryPoints: ["src/main.ts"],
+  outfile: "dist/baton.cjs",
+  banner: { js: "#!/usr/bin/env node" },
 });
 chmodSync("dist/baton.cjs", 0o755);
-await build({
-  entryPoints: ["src/tekton/cel-entry.ts"],
-  outfile: "dist/baton-cel.cjs",
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  minify: true,
-  legalComments: "none",
-  logLevel: "warning",
-});
+await build({ ...common, entryPoints: ["src/tekton/chunk.ts"], outfile: "dist/baton-tekton.cjs" });
+await build({ ...common, entryPoints: ["src/tekton/cel-entry.ts"], outfile: "dist/baton-cel.cjs" });
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));

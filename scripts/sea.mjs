@@ -4,8 +4,8 @@
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
 //   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
-//   lib/baton-cel.cjs        the CEL evaluator of Tekton's `when` (dist/baton-cel.cjs), which src/tekton/load-cel.ts
-//                            requires from there only for a step with a CEL expression
+//   lib/baton-tekton.cjs, lib/baton-cel.cjs   the chunk files of dist/ (src/chunks.ts): Tekton's features and the
+//                            CEL evaluator, required from there only by a step that uses them
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
@@ -50,14 +50,14 @@ const out = resolve(root, options.out ?? `dist/baton-linux-${arch}`);
 const work = join(root, arch === "x64" ? "build/sea" : `build/sea-${arch}`);
 const bundle = join(root, "dist/baton.cjs");
 const reaper = join(root, arch === "x64" ? "dist/baton-reaper.node" : `build/${arch}/baton-reaper.node`);
-const cel = join(root, "dist/baton-cel.cjs");
+const chunks = ["baton-tekton.cjs", "baton-cel.cjs"].map((file) => join(root, "dist", file));
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
 for (const [file, hint] of [
   [bundle, "run `make build` first"],
   [reaper, `run \`make sea${arch === "x64" ? "" : ` ARCH=${arch}`}\` (it builds the addon)`],
   [join(tools, "postject"), "run `make sea` (it installs scripts/sea/node_modules)"],
-  [cel, "run `make build` first"],
+  ...chunks.map((chunk) => [chunk, "run `make build` first"]),
 ]) {
   if (!existsSync(file)) throw new Error(`sea.mjs: ${file} is missing: ${hint}`);
 }
@@ -101,7 +101,7 @@ run(process.execPath, [
 
 // 3. The reaper addon, then the loader and every library Node or the addon links against.
 copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
-copyFileSync(cel, join(staging, "lib/baton-cel.cjs"));
+for (const chunk of chunks) copyFileSync(chunk, join(staging, "lib", basename(chunk)));
 const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);

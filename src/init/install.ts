@@ -6,7 +6,7 @@ import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../errors.js";
 import { ADDON_FILE } from "../run/reaper.js";
-import { CEL_FILE } from "../tekton/load-cel.js";
+import { CHUNKS } from "../chunks.js";
 import { standaloneLauncher, standaloneRoot } from "../standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
@@ -25,9 +25,9 @@ function runningBundle(): string {
 export function installBaton(dest: string): void {
   const root = standaloneRoot();
   if (root === undefined) {
-    // The reaper addon and the CEL evaluator go beside the copy, where src/run/reaper.ts and src/tekton/load-cel.ts
-    // look for them (the bundle's own folder).
-    for (const file of [ADDON_FILE, CEL_FILE]) {
+    // The reaper addon and the chunk files go beside the copy, where src/run/reaper.ts and src/chunks.ts look for them
+    // (the bundle's own folder).
+    for (const file of [ADDON_FILE, ...CHUNKS]) {
       const companion = join(dirname(runningBundle()), file);
       if (existsSync(companion)) copyExecutable(companion, join(dirname(dest), file));
     }

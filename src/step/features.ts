@@ -1,29 +1,46 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
+import { fromChunk } from "../errors.js";
+import { loadTektonFeatures } from "../tekton/load.js";
 
-// The optional features of a step that act around its command: Tekton's credentials (before the wait), the runtime
-// substitution of $(steps...) references and `when` (just before the command). Each feature's code is loaded only
-// when the step uses it (dynamic import), so a plain step pays a few string checks here and nothing more.
+// Whether a step uses Tekton's features that act around its command (src/tekton/step-features.ts: credentials before
+// the wait, $(steps...) substitution and `when` before the command). Only then is their code loaded, from
+// dist/baton-tekton.cjs (src/chunks.ts): a plain step pays the few checks here and nothing more.
+
+/** What runs: the command (substituted), or why it does not (`when` false, or an unusable reference or expression). */
+export type CommandDecision = { run: string[] } | { skip: true } | { error: string };
+
+const STEP_REFERENCE = "$(steps.";
 
 /**
- * Checks what can be checked before the step waits (the credential secrets, the `when` JSON: a usage error each) and
- * returns what to do once the options are all checked: write the credentials and copy them into $HOME.
+ * Before the wait: checks the credential secrets and the `when` JSON (a usage error each), and returns what to do
+ * once all options are checked (write the credentials and copy them into $HOME).
  */
 export async function prepareFeatures(options: StepOptions, tekton: boolean, warn: (message: string) => void): Promise<() => void> {
-  if (options.when !== undefined) (await import("../tekton/when.js")).parseWhen(options.when);
-  const credsDir = `${options.tektonRoot}/creds`;
   const flags = options.credentials;
-  const given = flags.basicDocker.length + flags.dockerConfig.length + flags.dockerCfg.length + flags.basicGit.length + flags.sshGit.length > 0;
+  const credentials = flags.basicDocker.length + flags.dockerConfig.length + flags.dockerCfg.length + flags.basicGit.length + flags.sshGit.length > 0;
   // Tekton's entrypoint copies /tekton/creds into $HOME on every start, flags or not (an emptyDir in every step).
-  if (!given && !(tekton && hasEntries(credsDir))) return () => {};
-  const credentials = await import("../tekton/credentials.js");
-  const secretsRoot = `${options.tektonRoot}/creds-secrets`;
-  const read = given ? credentials.readCredentials(flags, secretsRoot) : undefined;
-  return () => {
-    if (read) credentials.writeCredentials(read, credsDir, secretsRoot, warn);
-    credentials.copyCredentialsToHome(credsDir, process.env.HOME, warn);
-  };
+  const copy = tekton && hasEntries(`${options.tektonRoot}/creds`);
+  if (options.when === undefined && !credentials && !copy) return () => {};
+  try {
+    return (await loadTektonFeatures()).prepareFeatures(options, copy, warn);
+  } catch (error) {
+    throw fromChunk(error); // a usage error keeps its exit code 2
+  }
+}
+
+/** Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. */
+export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+  const { command } = options;
+  const inEnv = Object.values(process.env).some((value) => value !== undefined && value.includes(STEP_REFERENCE));
+  const used = options.when !== undefined || inEnv || command.some((arg) => arg.includes(STEP_REFERENCE)) || isScriptWithReference(command, options.tektonRoot);
+  if (!used) return { run: command };
+  try {
+    return await (await loadTektonFeatures()).decideCommand(options);
+  } catch (error) {
+    throw fromChunk(error);
+  }
 }
 
 /** A Tekton `script:` step runs /tekton/scripts/<file>: artifact references in its text are substituted too. */
@@ -42,40 +59,4 @@ function hasEntries(dir: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** What runs: the command (substituted), or why it does not (`when` false, or an unusable reference or expression). */
-export type CommandDecision = { run: string[] } | { skip: true } | { error: string };
-
-const STEP_REFERENCE = "$(steps.";
-
-/**
- * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
- * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
- */
-export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
-  let command = options.command;
-  const env = process.env;
-  const inEnv = Object.values(env).some((value) => value !== undefined && value.includes(STEP_REFERENCE));
-  if (inEnv || command.some((arg) => arg.includes(STEP_REFERENCE)) || isScriptWithReference(command, options.tektonRoot)) {
-    const { substituteCommand, SubstitutionError } = await import("../tekton/substitute.js");
-    try {
-      const substituted = substituteCommand(command, env, options.tektonRoot);
-      command = substituted.command;
-      if (substituted.env) Object.assign(process.env, substituted.env);
-    } catch (error) {
-      if (error instanceof SubstitutionError) return { error: error.message };
-      throw error;
-    }
-  }
-  if (options.when !== undefined) {
-    const { parseWhen, evaluateWhen } = await import("../tekton/when.js");
-    const loadCel = async () => (await import("../tekton/load-cel.js")).loadCel();
-    try {
-      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, loadCel))) return { skip: true };
-    } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
-    }
-  }
-  return { run: command };
 }

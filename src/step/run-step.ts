@@ -1,6 +1,6 @@
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../clock.js";
-import { BatonError, EXIT_FAILURE } from "../errors.js";
+import { BatonError, EXIT_FAILURE, fromChunk } from "../errors.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
@@ -10,6 +10,7 @@ import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { holdLivenessLock } from "../liveness-lock.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
+import { loadTektonFeatures } from "../tekton/load.js";
 import { decideCommand } from "./features.js";
 import { handOn } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
@@ -102,7 +103,7 @@ function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
  */
 async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
   handOn(options, outcome, step.startedAt, io.warn, true);
-  const { waitForBreakpointExit } = await import("../tekton/debug.js");
+  const { waitForBreakpointExit } = await loadTektonFeatures();
   const pause = new AbortController();
   step.pause = pause;
   try {
@@ -152,7 +153,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       emit("ready", { file });
     }
     if (options.debugBeforeStep && options.postFile !== undefined) {
-      const { waitBeforeStep } = await import("../tekton/debug.js");
+      const { waitBeforeStep } = await loadTektonFeatures();
       const wait = { signal: waitAbort.signal, safetyPollMs: options.safetyPollMs, warn: io.warn };
       if (!(await waitBeforeStep(options.postFile, wait))) {
         io.warn("skipping the command: fail-continue was chosen at the before-step breakpoint");
@@ -161,7 +162,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       }
     }
   } catch (error) {
-    if (!(error instanceof WaitEnded)) throw error;
+    if (!(error instanceof WaitEnded)) throw fromChunk(error); // the debug wait runs in dist/baton-tekton.cjs
     return ended(error, io);
   } finally {
     timer?.clear();

@@ -48,6 +48,9 @@ export function hasCredentialFlags(flags: CredentialFlags): boolean {
 
 /** Reads every secret the flags name; throws a usage error as Tekton's flag parsing fails (exit 2, nothing written). */
 export function readCredentials(flags: CredentialFlags, secretsRoot: string): Credentials {
+  for (const [flag, names] of [["docker-config", flags.dockerConfig], ["docker-cfg", flags.dockerCfg]] as const) {
+    for (const name of names) secretName(flag, name);
+  }
   const credentials: Credentials = {
     docker: new Map(),
     dockerConfig: flags.dockerConfig,
@@ -90,7 +93,13 @@ export function readCredentials(flags: CredentialFlags, secretsRoot: string): Cr
 function secretAndUrl(flag: string, value: string): [string, string] {
   const parts = value.split("=");
   if (parts.length !== 2) throw usageError(`-${flag}: expect entries of the form secret=url, got: ${value}`);
-  return [parts[0]!, parts[1]!];
+  return [secretName(flag, parts[0]!), parts[1]!];
+}
+
+/** A secret's folder under creds-secrets/: one path component (Kubernetes names never hold a "/"). */
+function secretName(flag: string, name: string): string {
+  if (name === "" || name.includes("/") || name === "." || name === "..") throw usageError(`-${flag}: invalid secret name "${name}"`);
+  return name;
 }
 
 function readBasic(flag: string, root: string, secret: string): BasicEntry {

@@ -19,7 +19,12 @@ export class WhenError extends Error {}
 
 /** The JSON the controller writes (json.Marshal of StepWhenExpressions); a wrong shape is a usage error. */
 export function parseWhen(json: string): WhenExpression[] {
-  const parsed: unknown = JSON.parse(json);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw usageError(`--when is not valid JSON: ${json.length > 80 ? `${json.slice(0, 80)}...` : json}`);
+  }
   if (parsed === null) return [];
   if (!Array.isArray(parsed)) throw usageError("--when must be a JSON list of {input, operator, values, cel}");
   return parsed.map((entry: unknown, i) => {

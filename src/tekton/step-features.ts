@@ -1,0 +1,50 @@
+import type { StepOptions } from "../cli/step-options.js";
+import type { CommandDecision } from "../step/features.js";
+import { copyCredentialsToHome, readCredentials, writeCredentials } from "./credentials.js";
+import { loadCel } from "./load-cel.js";
+import { substituteCommand, SubstitutionError } from "./substitute.js";
+import { evaluateWhen, parseWhen } from "./when.js";
+
+// Tekton's features that act around a step's command: the credentials (before the wait), the runtime substitution of
+// $(steps...) references and `when` (just before the command). In dist/baton-tekton.cjs; src/step/features.ts decides
+// whether a step needs them at all.
+
+/**
+ * Checks what can be checked before the step waits (the credential secrets, the `when` JSON: a usage error each) and
+ * returns what to do once the options are all checked: write the credentials, and copy them into $HOME.
+ */
+export function prepareFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void {
+  if (options.when !== undefined) parseWhen(options.when);
+  const credsDir = `${options.tektonRoot}/creds`;
+  const secretsRoot = `${options.tektonRoot}/creds-secrets`;
+  const flags = options.credentials;
+  const read = Object.values(flags).some((list: string[]) => list.length > 0) ? readCredentials(flags, secretsRoot) : undefined;
+  return () => {
+    if (read) writeCredentials(read, credsDir, secretsRoot, warn);
+    if (read || copyCredentials) copyCredentialsToHome(credsDir, process.env.HOME, warn);
+  };
+}
+
+/**
+ * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
+ * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
+ */
+export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+  let command: string[];
+  try {
+    const substituted = substituteCommand(options.command, process.env, options.tektonRoot);
+    command = substituted.command;
+    if (substituted.env) Object.assign(process.env, substituted.env);
+  } catch (error) {
+    if (error instanceof SubstitutionError) return { error: error.message };
+    throw error;
+  }
+  if (options.when !== undefined) {
+    try {
+      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, loadCel))) return { skip: true };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+  return { run: command };
+}
