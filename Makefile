@@ -2,7 +2,7 @@
 NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/baton.cjs
 # Built with the bundle: the chunk files it loads from beside it only for a step that needs them (src/chunks.ts).
-CHUNKS := dist/baton-tekton.cjs dist/baton-cel.cjs
+CHUNKS := dist/baton-tekton.cjs dist/baton-cel.cjs dist/baton-init.cjs
 SEA := dist/baton-linux-x64/baton
 SEA_ARM64 := dist/baton-linux-arm64/baton
 SEA_TOOLS := scripts/sea/node_modules/.package-lock.json

@@ -4,6 +4,7 @@
 // needs them: every step reads and parses dist/baton.cjs, so code inside it costs every step's start-up.
 //   dist/baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
 //   dist/baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
+//   dist/baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
 import { build } from "esbuild";
 import { chmodSync, readFileSync } from "node:fs";
 
@@ -31,6 +32,7 @@ const result = await build({
 chmodSync("dist/baton.cjs", 0o755);
 await build({ ...common, entryPoints: ["src/tekton/chunk.ts"], outfile: "dist/baton-tekton.cjs" });
 await build({ ...common, entryPoints: ["src/tekton/cel-entry.ts"], outfile: "dist/baton-cel.cjs" });
+await build({ ...common, entryPoints: ["src/init/install.ts"], outfile: "dist/baton-init.cjs" });
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));

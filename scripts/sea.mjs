@@ -50,7 +50,7 @@ const out = resolve(root, options.out ?? `dist/baton-linux-${arch}`);
 const work = join(root, arch === "x64" ? "build/sea" : `build/sea-${arch}`);
 const bundle = join(root, "dist/baton.cjs");
 const reaper = join(root, arch === "x64" ? "dist/baton-reaper.node" : `build/${arch}/baton-reaper.node`);
-const chunks = ["baton-tekton.cjs", "baton-cel.cjs"].map((file) => join(root, "dist", file));
+const chunks = ["baton-tekton.cjs", "baton-cel.cjs", "baton-init.cjs"].map((file) => join(root, "dist", file));
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
 for (const [file, hint] of [

@@ -4,7 +4,8 @@ import { checkStepPaths } from "./cli/check-paths.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
-import { BatonError, EXIT_FAILURE } from "./errors.js";
+import { BatonError, EXIT_FAILURE, fromChunk } from "./errors.js";
+import { loadInstallCommands } from "./init/load.js";
 import { closeStrayInspector } from "./inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
@@ -45,8 +46,11 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function installMode(name: string, args: string[]): Promise<number> {
-  const { runInstallCommand } = await import("./init/install.js");
-  return runInstallCommand(name, args, process.env);
+  try {
+    return (await loadInstallCommands()).runInstallCommand(name, args, process.env);
+  } catch (error) {
+    throw fromChunk(error); // a usage error keeps its exit code 2
+  }
 }
 
 async function stepMode(argv: string[], tekton: boolean): Promise<number> {

@@ -15,7 +15,7 @@ test("init DEST copies the running baton and its reaper addon, mode 0755, and th
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(statSync(dest).mode & 0o777, 0o755);
   assert.deepEqual(readFileSync(dest), readFileSync(BATON));
-  for (const companion of ["baton-reaper.node", "baton-tekton.cjs", "baton-cel.cjs"]) {
+  for (const companion of ["baton-reaper.node", "baton-tekton.cjs", "baton-cel.cjs", "baton-init.cjs"]) {
     assert.deepEqual(readFileSync(join(dir, "tekton/bin", companion)), readFileSync(join(dirname(BATON), companion)), companion);
   }
   const out = execFileSync(dest, ["--post-file", join(dir, "post"), "--", "echo", "from-the-copy"], { env: cleanEnv() });
