@@ -1,3 +1,4 @@
+import { closeSync, openSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../errors.js";
 import { emit } from "../report/events.js";
@@ -11,6 +12,31 @@ import { exitCodeOf, settleOutcome, type Outcome } from "./outcome.js";
 // always attempted, whatever failed before it, so the next step never waits forever. Never throws: each failure is one
 // line on stderr and a failed outcome.
 
+let spare: number | undefined;
+
+/**
+ * Keeps one descriptor in reserve from the step's start (the post file's folder, opened for reading), released just
+ * before the report: a step whose baton ran out of descriptors (EMFILE) can still write its post file, which needs
+ * one at a time.
+ */
+export function reserveDescriptor(folder: string): void {
+  try {
+    spare ??= openSync(folder, "r");
+  } catch {
+    // Already out of them: nothing to keep.
+  }
+}
+
+function releaseDescriptor(): void {
+  if (spare === undefined) return;
+  try {
+    closeSync(spare);
+  } catch {
+    // already closed
+  }
+  spare = undefined;
+}
+
 export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "terminationPath" | "results" | "resultsDir"> &
   Partial<Pick<StepOptions, "stepResults" | "tektonRoot" | "resultFrom" | "compressTerminationMessage">>;
 
@@ -19,6 +45,7 @@ export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "
  * onFailure breakpoint writes neither DIR/exitCode nor a post file (the user's debug script writes the post file).
  */
 export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
+  releaseDescriptor();
   let final = outcome;
   if ((final.ranCommand || final.recordsExitCode) && options.stepMetadataDir !== undefined && !atBreakpoint) {
     const file = `${options.stepMetadataDir}/exitCode`;

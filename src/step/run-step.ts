@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../clock.js";
 import { BatonError, EXIT_FAILURE, fromChunk } from "../errors.js";
@@ -12,7 +13,7 @@ import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
 import { loadTektonFeatures } from "../tekton/load.js";
 import { decideCommand } from "./features.js";
-import { handOn } from "./hand-on.js";
+import { handOn, reserveDescriptor } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
 import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
 
@@ -44,6 +45,7 @@ interface StepState {
 
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
   const step: StepState = { startedAt: now(), command: undefined };
+  if (options.postFile !== undefined) reserveDescriptor(dirname(options.postFile));
   // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
   // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync as exists, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 /** A pids cgroup (v1 here; v2 where that is what the machine has), or undefined when there is none to make. */
 function pidsCgroup(): string | undefined {
@@ -61,4 +61,22 @@ test("finding 3: --stdout-path with the PID limit full: no abort, POST.err", { s
   assert.equal(exit.code, 1, exit.stderr);
   assert.doesNotMatch(exit.stderr, /Assertion|Aborted|\n\s+at /);
   assert.equal(readJson(`${post}.err`).reason, "Error");
+});
+
+test("found: out of descriptors (a low RLIMIT_NOFILE, swept): whenever baton's code runs, POST or POST.err is written", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "prev"), "");
+  let ranBaton = 0;
+  // Below ~19 Node itself cannot start (it cannot read the bundle): nothing of baton's runs, nothing to hand on.
+  for (let limit = 17; limit <= 30; limit++) {
+    for (const extra of [["--wait-file", join(dir, "prev")], ["--stdout-path", join(dir, `out${limit}`)]]) {
+      const post = join(dir, `post-${limit}-${extra[0]!.slice(2)}`);
+      const exit = await runBaton(["--post-file", post, ...extra, "--", "true"], { prefix: ["prlimit", `--nofile=${limit}`] });
+      if (!/^baton: /m.test(exit.stderr) && exit.code !== 0) continue; // Node did not get as far as baton
+      ranBaton++;
+      assert.ok(existsSync(post) || existsSync(`${post}.err`), `limit ${limit} ${extra[0]}: no post file\n${exit.stderr}`);
+      if (exit.code !== 0) assert.equal(existsSync(`${post}.err`), true, `limit ${limit}: failed but no POST.err\n${exit.stderr}`);
+    }
+  }
+  assert.ok(ranBaton >= 6, "the sweep reached baton's own code");
 });
