@@ -3,6 +3,7 @@ import { monotonicMs } from "../clock.js";
 import { holdLivenessLock } from "../liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_FAILURE } from "../errors.js";
 import { writeFileAtomic } from "../report/atomic-write.js";
+import { writeEmptyErrorPostFile } from "../report/post-file.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { signalNumber } from "../run/exit-code.js";
@@ -183,7 +184,9 @@ export function markNotReady(readyFile: string, exitCode: number): void {
   try {
     writeFileAtomic(`${readyFile}.err`, `${JSON.stringify({ exitCode, reason: "NotReady", finishedAt: new Date().toISOString() })}\n`);
   } catch {
-    // Nothing better to do: the exit code and the message on stderr still say what happened.
+    // A full disk: an empty READY.err (an inode, no data block) still ends the first step's wait. Otherwise nothing
+    // better to do: the exit code and the message on stderr say what happened, and READY.lock goes with this baton.
+    writeEmptyErrorPostFile(readyFile);
   }
 }
 

@@ -161,3 +161,15 @@ test("finding 8: a wait folder baton may not read (EACCES): one line and POST.er
   assert.equal(existsSync(join(dir, "ran")), false);
   assert.equal(readJson(`${post}.err`).reason, "Error");
 });
+
+test("found: a sidecar's ready file on a full disk: an empty READY.err still ends the first step's wait", { skip: skipRoot }, async () => {
+  const dir = tempDir();
+  const ready = join(dir, "full/ready");
+  const exit = await runBaton(["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${dir}`, "--ready-file", ready, "--", "sleep", "1000"], {
+    prefix: withFullDisk(dir, `ls ${dir}/full > ${dir}/listing; wc -c < ${ready}.err > ${dir}/size;`),
+  });
+  assert.equal(exit.code, 1);
+  assert.match(exit.stderr, /^baton: cannot write ready file .*ENOSPC/m);
+  assert.equal(readOr(join(dir, "size"), "").trim(), "0");
+  assert.equal(readOr(join(dir, "listing"), "").split("\n").includes("ready"), false);
+});
