@@ -46,9 +46,9 @@ interface StepState {
 export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
   const step: StepState = { startedAt: now(), command: undefined };
   if (options.postFile !== undefined) reserveDescriptor(dirname(options.postFile));
+  if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
   // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
   // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
-  if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
   let locked = options.postFile === undefined;
   step.holdLock = () => {
     if (!locked) holdLivenessLock(options.postFile!, io.warn);
@@ -84,7 +84,13 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
 
   const outcome = decideOutcome(happened, options.onError === "continue");
   if (options.breakpointOnFailure && options.postFile !== undefined && stopsAtBreakpoint(happened, step)) {
-    return pauseAtBreakpoint(options, options.postFile, outcome, step, io);
+    try {
+      return await pauseAtBreakpoint(options, options.postFile, outcome, step, io);
+    } catch (error) {
+      // The breakpoint cannot be held (its code did not load): hand on as without it, never leave the chain waiting.
+      batonFailed(error, true, io);
+      return handOn(options, outcome, step.startedAt, io.warn);
+    }
   }
   if (outcome.handOn && outcome.exitCode !== 0) {
     io.warn(`the command failed with exit code ${outcome.exitCode}; continuing (--on-error continue)`);
