@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import { BATON, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { BATON, STANDALONE, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for PID and mount namespaces";
 
@@ -103,4 +103,21 @@ test("the first step notices a sidecar baton killed before its ready file", { sk
   const exit = await first.exited;
   assert.equal(exit.code, 1, exit.stderr);
   assert.equal(readJson(join(dir, "post.err")).reason, "PreviousStepDied");
+});
+
+test("the standalone build holds and reads the lock too (its addon from lib/)", { skip }, async (t) => {
+  const dir = tempDir();
+  const post = join(dir, "run/0/out");
+  const events0 = join(dir, "step0.events");
+  const step = startBaton(["--post-file", post, "--", "sleep", "1000"], { pid1: true, baton: [STANDALONE], env: cleanEnv({ BATON_EVENTS: events0 }) });
+  t.after(() => step.child.kill("SIGKILL"));
+  await eventSeen(events0, "command");
+  await fileAppears(`${post}.lock`);
+  const events = join(dir, "step1.events");
+  const waiter = startBaton(["--wait-file", post, "--post-file", join(dir, "run/1/out"), "--", "true"], { pid1: true, baton: [STANDALONE], env: cleanEnv({ BATON_EVENTS: events }) });
+  await eventSeen(events, "waiting");
+  process.kill(await step.hostPid(), "SIGKILL");
+  const exit = await waiter.exited;
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
 });
