@@ -89,7 +89,7 @@ export function teeOutput(
   files: Map<string, WriteStream>,
   warn: (message: string) => void,
 ): OutputTee {
-  const pairs: [Readable, WriteStream, string][] = [];
+  const pairs: [Readable, Sink, string][] = [];
   if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, consoleStream(1), targets.stdoutPath]);
   if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, consoleStream(2), targets.stderrPath]);
 
@@ -145,7 +145,7 @@ export function teeOutput(
   );
 
   /** Gives up on a destination that took nothing for STALL_LIMIT_MS: says how much of the output it dropped. */
-  const progress = new Map<WriteStream, { written: number; at: number }>();
+  const progress = new Map<Sink, { written: number; at: number }>();
   const giveUpOnStalled = (now: number) => {
     for (const [sink, name] of sinkNames) {
       if (broken.has(sink) || sink.destroyed || sink.writableLength === 0) {
@@ -161,9 +161,9 @@ export function teeOutput(
       }
     }
   };
-  const sinkNames = new Map<WriteStream, string>([
-    ...[...files].map(([path, stream]) => [stream, path] as [WriteStream, string]),
-    ...owns.map((own) => [own, own === consoles.get(1) ? "baton's stdout" : "baton's stderr"] as [WriteStream, string]),
+  const sinkNames = new Map<Sink, string>([
+    ...[...files].map(([path, stream]) => [stream, path] as [Sink, string]),
+    ...owns.map((own) => [own, own === consoles.get(1) ? "baton's stdout" : "baton's stderr"] as [Sink, string]),
   ]);
   const waiting = (sink: Writable) => !broken.has(sink) && !sink.destroyed && sink.writableLength > 0;
 
@@ -222,23 +222,47 @@ export function teeOutput(
   };
 }
 
+/** A destination of the copy: a file's WriteStream, or baton's own stdout/stderr. */
+type Sink = Writable & { readonly bytesWritten: number };
+
 /**
- * baton's own stdout or stderr for the copy, written by descriptor (write(2) on libuv's thread pool), never through
- * process.stdout/stderr: creating those makes a pipe non-blocking (O_NONBLOCK), and the command, which shares the
- * open file description (2>&1, or its inherited stderr), then loses its output to EAGAIN. Never closed.
+ * baton's own stdout or stderr for the copy, never process.stdout/stderr: creating those makes a pipe non-blocking
+ * (O_NONBLOCK), and the command, which shares the open file description (2>&1, or its inherited stderr), then loses
+ * its output to EAGAIN. A pipe (the container's log) is reopened through /proc/self/fd/N: a description of baton's
+ * own, non-blocking there only, written by the event loop, so a reader that stops for good blocks no thread (Node
+ * joins its thread pool at exit, and a write(2) that never returns would keep baton from exiting). Anything else (a
+ * terminal, a file, no /proc) is written by descriptor on the thread pool. Never closed.
  */
-const consoles = new Map<number, WriteStream>();
-function consoleStream(fd: 1 | 2): WriteStream {
+const consoles = new Map<number, Sink>();
+function consoleStream(fd: 1 | 2): Sink {
   let stream = consoles.get(fd);
-  if (!stream) consoles.set(fd, (stream = createWriteStream("", { fd, autoClose: false })));
+  if (!stream) consoles.set(fd, (stream = openConsole(fd)));
   return stream;
+}
+
+function openConsole(fd: 1 | 2): Sink {
+  try {
+    if (fstatSync(fd).isFIFO()) {
+      const own = openSync(`/proc/self/fd/${fd}`, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+      return new (lazyNet().Socket)({ fd: own, readable: false, writable: true });
+    }
+  } catch {
+    // No /proc, no reader (ENXIO), or not reopenable: write by descriptor.
+  }
+  return createWriteStream("", { fd, autoClose: false });
+}
+
+/** node:net, loaded only here: child_process has loaded it already for the command's pipes. */
+function lazyNet(): typeof import("node:net") {
+  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  return (getBuiltin ? getBuiltin("node:net") : require("node:net")) as typeof import("node:net");
 }
 
 /** What Node asks of a pipe in one read (libuv's 64 KiB buffer): a chunk shorter than this emptied the pipe. */
 const PIPE_READ_SIZE = 64 * 1024;
 
 /** Resolves once `stream` has written everything queued, failed, or `gaveUp()` (checked on each write done). */
-function drained(stream: WriteStream, gaveUp: () => boolean): Promise<void> | undefined {
+function drained(stream: Sink, gaveUp: () => boolean): Promise<void> | undefined {
   if (stream.destroyed || stream.writableLength === 0) return undefined;
   return new Promise<void>((resolve) => {
     const poll = setInterval(() => (gaveUp() || stream.writableLength === 0) && done(), QUIET_AFTER_EXIT_MS / 4);

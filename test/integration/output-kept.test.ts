@@ -40,3 +40,23 @@ test("finding 10: a capture file whose reader wakes 3 s after the command exited
   assert.equal(exit.stdout.trim(), String(size), exit.stderr);
   assert.equal(readFileSync(join(dir, "count"), "utf8").trim(), String(size));
 });
+
+test("found: a console reader that never reads again: after 30 s baton says how much it dropped, hands on and exits", async () => {
+  const dir = tempDir();
+  // baton's stdout is a FIFO whose reader holds it open and never reads: writes to it block for good.
+  const script = [
+    `mkfifo ${dir}/console`,
+    `(exec 3< ${dir}/console; sleep 60) & reader=$!`,
+    `${process.execPath} ${BATON} --post-file ${dir}/post --stdout-path ${dir}/out -- head -c 300000 /dev/zero > ${dir}/console`,
+    "echo $? > " + `${dir}/rc`,
+    "kill $reader",
+  ].join("\n");
+  const started = Date.now();
+  const exit = await runBaton([], { baton: ["sh", "-c", script] });
+  const took = Date.now() - started;
+  assert.equal(readFileSync(join(dir, "rc"), "utf8").trim(), "0", exit.stderr);
+  assert.ok(took < 45_000, `baton exited ${took} ms after it started (the reader holds on for 60 s)`);
+  assert.match(exit.stderr, /^baton: dropped \d+ bytes of the command's output to baton's stdout: it took nothing for 30000 ms\n$/);
+  assert.equal(readFileSync(join(dir, "out")).length, 300_000, "the file has everything");
+  assert.equal(readFileSync(join(dir, "post"), "utf8").includes('"Completed"'), true);
+});
