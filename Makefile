@@ -6,6 +6,11 @@ CHUNKS := dist/baton-tekton.cjs dist/baton-cel.cjs dist/baton-init.cjs
 SEA := dist/baton-linux-x64/baton
 SEA_ARM64 := dist/baton-linux-arm64/baton
 SEA_TOOLS := scripts/sea/node_modules/.package-lock.json
+# The Node builds baton is tested and benchmarked on (docs/development.md): pinned, with integrity, in
+# scripts/nodes/package-lock.json. `make test` runs the unit and integration tests on each of them.
+NODE_VERSIONS := 20 22 24
+TEST_NODES := scripts/nodes/node_modules/.package-lock.json
+node_bin = $(CURDIR)/scripts/nodes/node_modules/node-$(1)/bin
 SOURCES := $(shell find src -name '*.ts' 2>/dev/null) package.json scripts/build.mjs
 # The reaper addon (orphans as PID 1) ships beside the bundle. Plain C against Node-API: Node's own headers live in
 # <prefix>/include/node next to <prefix>/bin/node; override with NODE_INCLUDE=... (npm's nodedir + /include/node).
@@ -16,7 +21,7 @@ NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../.
 # `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
 ARCH ?= x64
 
-.PHONY: all build test unit integration typecheck demo bench sea cross-tools image e2e clean
+.PHONY: all build test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone $(addprefix test-node,$(NODE_VERSIONS))
 
 all: build
 
@@ -40,14 +45,38 @@ build: $(BUNDLE) $(CHUNKS) $(ADDON)
 typecheck: $(NODE_MODULES)
 	npx tsc --noEmit
 
-# Unit tests drive pure logic; integration tests run dist/baton.cjs as a real process (as PID 1 when root).
+# Unit tests drive pure logic; integration tests run dist/baton.cjs as a real process (as PID 1 when root), on the
+# `node` first on PATH: the tests start the bundle with the Node that runs them.
+TEST_RUN = node --import tsx --test --test-timeout=60000 --test-reporter=spec
+UNIT_TESTS = test/unit/*.test.ts
+# The standalone builds' tests (test/integration/sea*.test.ts) run each build on its own Node 24 whatever Node runs them.
+STANDALONE_TESTS = $(wildcard test/integration/sea*.test.ts)
+BUNDLE_TESTS = $(filter-out $(STANDALONE_TESTS),$(wildcard test/integration/*.test.ts))
+
 unit: $(NODE_MODULES)
-	node --import tsx --test --test-timeout=60000 --test-reporter=spec test/unit/*.test.ts
+	$(TEST_RUN) $(UNIT_TESTS)
 
 integration: $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA) $(SEA_ARM64)
-	node --import tsx --test --test-timeout=60000 --test-reporter=spec --test-concurrency=2 test/integration/*.test.ts
+	$(TEST_RUN) --test-concurrency=2 test/integration/*.test.ts
 
-test: typecheck unit integration
+$(TEST_NODES): scripts/nodes/package.json scripts/nodes/package-lock.json
+	npm ci --prefix scripts/nodes --no-audit --no-fund
+	@touch $@
+
+nodes: $(TEST_NODES)
+
+# `make test-node22`: the unit tests and the bundle's integration tests on the pinned Node 22 (likewise 20 and 24).
+$(addprefix test-node,$(NODE_VERSIONS)): test-node%: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(CHUNKS) $(ADDON)
+	@echo "== unit and integration tests on Node $$(PATH=$(call node_bin,$*):$$PATH node --version)"
+	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) $(UNIT_TESTS)
+	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) --test-concurrency=2 $(BUNDLE_TESTS)
+
+# The standalone builds, once: they run their own Node 24 (the test runner is the pinned Node 24 too).
+test-standalone: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA) $(SEA_ARM64)
+	@echo "== the standalone builds' tests"
+	PATH=$(call node_bin,24):$$PATH $(TEST_RUN) --test-concurrency=2 $(STANDALONE_TESTS)
+
+test: typecheck $(addprefix test-node,$(NODE_VERSIONS)) test-standalone
 
 # The standalone folder (docs/standalone.md): Node 24 from npm as a single executable application, the glibc
 # loader and libraries beside it, a static launcher. Its tools live in scripts/sea/node_modules, apart from the main
@@ -115,7 +144,7 @@ e2e: $(IMAGE) $(NODE_MODULES)
 demo: $(BUNDLE) $(ADDON)
 	node --import tsx scripts/podrunner/demo.ts $(if $(filter-out 0,$(FAIL)),--fail)
 
-bench: $(BUNDLE)
+bench: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA)
 	node scripts/bench.mjs
 
 clean:

@@ -1,6 +1,9 @@
 // `make bench`: baton's speed beside the reference tools, measured in one run on this machine.
 // Prints one table and writes it to .bench/results.json (and .bench/results.md, the table of docs/performance.md).
-//   node scripts/bench.mjs [--quick] [--only 1,3,...] [--baton PATH]
+//   node scripts/bench.mjs [--quick] [--only 1,3,...] [--runtimes 20,22,24,sea] [--baton PATH]
+// Rows 1c, 3, 5 and 6 run once per runtime: the bundle on each pinned Node (scripts/nodes) and the standalone build,
+// each beside its own Node's figures; the other rows once, on dist/baton.cjs started by its shebang (this machine's
+// `node`). --baton PATH measures one other baton (for before/after figures) in every row.
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
 import { execFileSync } from "node:child_process";
@@ -10,8 +13,9 @@ import { join, resolve } from "node:path";
 import { msBetween, now } from "./bench/lib.mjs";
 import {
   chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup,
-  startupSignalWindow,
+  startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
+import { findRuntimes } from "./bench/runtimes.mjs";
 import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
@@ -25,22 +29,26 @@ const option = (name) => {
 };
 const quick = flag("--quick");
 const only = option("--only")?.split(",");
-const baton = resolve(option("--baton") ?? join(ROOT, "dist/baton.cjs"));
+const batonPath = option("--baton") && resolve(option("--baton"));
+const baton = batonPath ?? join(ROOT, "dist/baton.cjs");
+const runtimeKeys = option("--runtimes")?.split(",");
 
 // Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget.
 const reps = quick
-  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, startup: 10, signal: 5, memory: 3, capture: 2, window: 1 }
-  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, startup: 40, signal: 30, memory: 10, capture: 5, window: 3 };
+  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, wholeChain: 1, startup: 10, signal: 5, memory: 3, capture: 2, window: 1 }
+  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, wholeChain: 3, startup: 40, signal: 30, memory: 6, capture: 5, window: 3 };
 
+// [id, measure, once per runtime]
 const ROWS = [
-  ["1", handoffLatency],
-  ["1b", handoffBetweenBatons],
-  ["2", chain],
-  ["3", startup],
-  ["4", signalLatency],
-  ["5", memory],
-  ["6", outputCapture],
-  ["7", startupSignalWindow],
+  ["1", handoffLatency, false],
+  ["1b", handoffBetweenBatons, false],
+  ["1c", wholeHandoff, true],
+  ["2", chain, false],
+  ["3", startup, true],
+  ["4", signalLatency, false],
+  ["5", memory, true],
+  ["6", outputCapture, true],
+  ["7", startupSignalWindow, false],
 ];
 
 const log = (message) => process.stderr.write(`bench: ${message}\n`);
@@ -61,16 +69,20 @@ async function main() {
   };
   const host = machine();
   log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}, load ${host.loadAverageAtStart.join(" ")}`);
+  const runtimes = findRuntimes(ROOT, { only: runtimeKeys, batonPath, log });
+  log(`runtimes: ${runtimes.map((rt) => rt.label).join("; ")}`);
 
   const rows = [];
-  for (const [id, measure] of ROWS) {
+  for (const [id, measure, perRuntime] of ROWS) {
     if (only && !only.includes(id)) continue;
-    const t0 = now();
-    log(`row ${id}...`);
-    const row = await measure(ctx);
-    row.seconds = Number((msBetween(t0, now()) / 1000).toFixed(1));
-    rows.push(row);
-    log(`row ${id}: ${summaryText(row)} (${row.seconds} s)`);
+    for (const rt of perRuntime ? runtimes : [undefined]) {
+      const t0 = now();
+      log(`row ${id}${rt ? ` on ${rt.label}` : ""}...`);
+      const row = await measure(ctx, rt);
+      row.seconds = Number((msBetween(t0, now()) / 1000).toFixed(1));
+      rows.push(row);
+      log(`row ${id}: ${summaryText(row)} (${row.seconds} s)`);
+    }
   }
   rmSync(tmpRoot, { recursive: true, force: true });
 

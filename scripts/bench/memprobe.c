@@ -1,4 +1,4 @@
-// Memory probe: run as the wrapper's command, it copies the VmHWM and VmRSS lines of its parent
+// Memory probe: run as the wrapper's command, it copies the VmHWM, VmRSS, RssAnon and RssFile lines of its parent
 // (the wrapper, while its command runs) from /proc/<ppid>/status to argv[1].
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
   FILE *in = fopen(path, "r"), *out = fopen(argv[1], "w");
   if (!in || !out) return 1;
   while (fgets(line, sizeof line, in))
-    if (!strncmp(line, "VmHWM:", 6) || !strncmp(line, "VmRSS:", 6)) fputs(line, out);
+    if (!strncmp(line, "VmHWM:", 6) || !strncmp(line, "VmRSS:", 6) || !strncmp(line, "RssAnon:", 8) || !strncmp(line, "RssFile:", 8))
+      fputs(line, out);
   return fclose(out) == 0 ? 0 : 1;
 }

@@ -168,13 +168,75 @@ export async function chain(ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 3. Start-up overhead: whole run of `baton -- /bin/true` against the references, interleaved.
-export async function startup(ctx) {
-  const { baton, tools, reps } = ctx;
+// 1c. The whole handoff, as a pipeline waits for it: in a chain of CHAIN_STEPS batons, all started at once and waiting,
+// step N's command exits -> step N+1's command starts. Each command (stepprobe.c) stamps its start and, last thing,
+// its exit; a C inotify watcher on the folder stamps each post file as it appears (exit -> post file).
+const CHAIN_STEPS = 31;
+
+export async function wholeHandoff(ctx, rt) {
+  const { probes, reps } = ctx;
+  const whole = [];
+  const toPost = [];
+  const postToStart = [];
+  for (let r = 0; r < reps.wholeChain; r++) {
+    const dir = ctx.tempDir("whole-");
+    const f = (name) => join(dir, name);
+    const watcher = start(probes.postwatch, [dir, `post-${CHAIN_STEPS}`], { stdio: ["ignore", "pipe", "pipe"] });
+    let seenText = "";
+    watcher.stdout.on("data", (chunk) => (seenText += chunk));
+    await waitForLine(watcher, "ready");
+    const steps = [];
+    for (let i = 1; i <= CHAIN_STEPS; i++) {
+      steps.push(start(rt.baton[0], [
+        ...rt.baton.slice(1), "--wait-file", f(`post-${i - 1}`), "--post-file", f(`post-${i}`),
+        "--", probes.stepprobe, f(`started-${i}`), f(`exited-${i}`),
+      ]));
+    }
+    await waitUntilWatching(steps);
+    writePostFile(f("post-0"));
+    await Promise.all(steps.map((c) => expectExit(c, "baton (chain step)")));
+    await expectExit(watcher, "post file watcher");
+    const seen = new Map(seenText.trim().split("\n").map((l) => l.split(" ")).filter((w) => w.length === 2).map(([name, ns]) => [name, BigInt(ns)]));
+    for (let i = 1; i < CHAIN_STEPS; i++) {
+      const exited = readStamp(f(`exited-${i}`));
+      const next = readStamp(f(`started-${i + 1}`));
+      whole.push(msBetween(exited, next));
+      const posted = seen.get(`post-${i}`);
+      if (posted !== undefined) {
+        toPost.push(msBetween(exited, posted));
+        postToStart.push(msBetween(posted, next));
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const stats = summarize(whole);
+  const post = summarize(toPost);
+  return {
+    id: "1c",
+    figure: `whole handoff in a ${CHAIN_STEPS}-step chain (command N exits -> command N+1 starts), ${rt.label}`,
+    runtime: rt.label,
+    unit: "ms",
+    stats,
+    samples: whole,
+    target: "median <= 5 ms; exit -> post file median <= 1 ms",
+    pass: stats.median <= 5 && post.median <= 1,
+    references: [
+      { label: "exit -> post file seen", stats: post, samples: toPost },
+      { label: "post file seen -> next command starts", stats: summarize(postToStart), samples: postToStart },
+    ],
+    note: "all steps started at once and waiting (one folder); exit stamped by the command just before _exit, post file by a C inotify watcher",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. Start-up overhead: whole run of `baton -- /bin/true` on one runtime against that runtime's own `node -e 0`
+// (and the reference tools), interleaved.
+export async function startup(ctx, rt) {
+  const { tools, reps } = ctx;
   const contenders = [
-    { label: "baton -- /bin/true", cmd: baton, args: ["--", "/bin/true"] },
+    { label: "baton -- /bin/true", cmd: rt.baton[0], args: [...rt.baton.slice(1), "--", "/bin/true"] },
+    { label: "node -e 0", cmd: rt.node, args: ["-e", "0"] },
     { label: "/bin/true", cmd: "/bin/true", args: [] },
-    { label: "node -e 0", cmd: "node", args: ["-e", "0"] },
   ];
   if (tools.tini) contenders.push({ label: "tini -- /bin/true", cmd: tools.tini, args: ["-s", "--", "/bin/true"] });
   if (tools.dumbInit) contenders.push({ label: "dumb-init /bin/true", cmd: tools.dumbInit, args: ["/bin/true"] });
@@ -190,7 +252,8 @@ export async function startup(ctx) {
   const node = summarize(samples.get("node -e 0"));
   return {
     id: "3",
-    figure: "start-up: baton -- /bin/true",
+    figure: `start-up: baton -- /bin/true, ${rt.label}`,
+    runtime: rt.label,
     unit: "ms",
     stats,
     samples: samples.get(contenders[0].label),
@@ -198,7 +261,7 @@ export async function startup(ctx) {
     pass: stats.median <= 1.3 * node.median,
     ratio: stats.median / node.median,
     references: contenders.slice(1).map((c) => ({ label: c.label, stats: summarize(samples.get(c.label)), samples: samples.get(c.label) })),
-    note: `spawn -> exit, measured by the bench; ${(stats.median / node.median).toFixed(2)} x node -e 0`,
+    note: `spawn -> exit, measured by the bench; ${(stats.median / node.median).toFixed(2)} x ${rt.label}'s node -e 0`,
   };
 }
 
@@ -240,50 +303,77 @@ export async function signalLatency(ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 5. Memory: VmHWM of the wrapper while its command runs (the command reads its parent's /proc status).
-export async function memory(ctx) {
-  const { baton, probes, tools, reps } = ctx;
-  const vmHwmMiB = async (argv) => {
+// 5. Memory: VmHWM of baton while its command runs (the command reads its parent's /proc status), and what a step
+// really costs: RssAnon, the private pages (the file-backed pages of the Node binary are shared by every step that
+// runs the same file), while the command runs and while baton waits for its turn.
+const MEMORY_LINES = ["VmHWM", "VmRSS", "RssAnon", "RssFile"];
+function memoryLines(text) {
+  return Object.fromEntries(MEMORY_LINES.map((k) => [k, Number(new RegExp(`${k}:\\s*(\\d+)`).exec(text)?.[1] ?? NaN) / 1024]));
+}
+
+export async function memory(ctx, rt) {
+  const { probes, tools, reps } = ctx;
+  const whileRunning = async (argv) => {
     const dir = ctx.tempDir("mem-");
     await run(argv[0], [...argv.slice(1), probes.memprobe, join(dir, "status")]);
-    const kib = Number(/VmHWM:\s*(\d+)/.exec(readFileSync(join(dir, "status"), "utf8"))[1]);
+    const lines = memoryLines(readFileSync(join(dir, "status"), "utf8"));
     rmSync(dir, { recursive: true, force: true });
-    return kib / 1024;
+    return lines;
+  };
+  const whileWaiting = async () => {
+    const dir = ctx.tempDir("mem-wait-");
+    const child = start(rt.baton[0], [...rt.baton.slice(1), "--wait-file", join(dir, "go"), "--", "/bin/true"]);
+    await waitUntilWatching([child], { settleMs: 50 });
+    const lines = memoryLines(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+    writePostFile(join(dir, "go"));
+    await expectExit(child, "baton (memory, waiting)");
+    rmSync(dir, { recursive: true, force: true });
+    return lines;
   };
   const lifetimeMiB = async (argv) => {
     const r = await run(probes.maxrss, argv);
     return Number(/maxrss (\d+)/.exec(r.stderr)[1]) / 1024;
   };
-  const series = { baton: [], tini: [], "node -e ''": [], "baton, whole run": [] };
+  const series = { hwm: [], anon: [], waitHwm: [], waitAnon: [], tini: [], node: [] };
   for (let r = 0; r < reps.memory; r++) {
-    series.baton.push(await vmHwmMiB([baton, "--"]));
-    if (tools.tini) series.tini.push(await vmHwmMiB([tools.tini, "-s", "--"]));
-    series["node -e ''"].push(await lifetimeMiB(["node", "-e", ""]));
-    series["baton, whole run"].push(await lifetimeMiB([baton, "--", "/bin/true"]));
+    const running = await whileRunning([...rt.baton, "--"]);
+    series.hwm.push(running.VmHWM);
+    series.anon.push(running.RssAnon);
+    const waiting = await whileWaiting();
+    series.waitHwm.push(waiting.VmHWM);
+    series.waitAnon.push(waiting.RssAnon);
+    if (tools.tini) series.tini.push((await whileRunning([tools.tini, "-s", "--"])).VmHWM);
+    series.node.push(await lifetimeMiB([rt.node, "-e", ""]));
   }
-  const stats = summarize(series.baton);
+  const stats = summarize(series.hwm);
+  const ref = (label, s) => (s.length > 0 ? [{ label, stats: summarize(s), samples: s }] : []);
   return {
     id: "5",
-    figure: "peak RSS while the command runs",
+    figure: `memory: VmHWM while the command runs, ${rt.label}`,
+    runtime: rt.label,
     unit: "MiB",
     stats,
-    samples: series.baton,
+    samples: series.hwm,
     target: "<= 48 MiB",
     pass: stats.median <= 48,
-    references: Object.entries(series)
-      .filter(([label, s]) => label !== "baton" && s.length > 0)
-      .map(([label, s]) => ({ label, stats: summarize(s), samples: s })),
-    note: "VmHWM of the wrapper read by its command; node -e '' and 'whole run' are wait4 ru_maxrss over the process's life",
+    references: [
+      ...ref("RssAnon (private) while the command runs", series.anon),
+      ...ref("waiting: VmHWM", series.waitHwm),
+      ...ref("waiting: RssAnon", series.waitAnon),
+      ...ref("tini VmHWM", series.tini),
+      ...ref("node -e '' maxrss", series.node),
+    ],
+    note: "VmHWM/RssAnon from /proc/PID/status: read by the command while it runs, by the bench while baton waits; node -e '' is wait4's ru_maxrss",
   };
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // 6. Output capture throughput: 200 MiB through `baton --stdout-path FILE` (stdout to /dev/null) against tee.
-export async function outputCapture(ctx) {
-  const { baton, probes, reps } = ctx;
-  const figure = "output capture, 200 MiB (--stdout-path)";
+export async function outputCapture(ctx, rt) {
+  const { probes, reps } = ctx;
+  const figure = `output capture, 200 MiB (--stdout-path), ${rt.label}`;
   const probeDir = ctx.tempDir("capture-probe-");
-  const probe = await start(baton, ["--stdout-path", join(probeDir, "out.log"), "--", "/bin/true"]).exited;
+  const probe = await start(rt.baton[0], [...rt.baton.slice(1), "--stdout-path", join(probeDir, "out.log"), "--", "/bin/true"]).exited;
   rmSync(probeDir, { recursive: true, force: true });
   if (probe.code === 2) return skipped("6", figure, "not available yet: this baton rejects --stdout-path (usage error)");
   if (probe.code !== 0) throw new Error(`baton --stdout-path FILE -- /bin/true: exit ${probe.code}\n${probe.stderr}`);
@@ -296,7 +386,7 @@ export async function outputCapture(ctx) {
         const dir = ctx.tempDir("capture-");
         const file = join(dir, "out.log");
         const [cmd, args] = label === "baton"
-          ? [baton, ["--stdout-path", file, "--", probes.gen, String(mib)]]
+          ? [rt.baton[0], [...rt.baton.slice(1), "--stdout-path", file, "--", probes.gen, String(mib)]]
           : ["sh", ["-c", `"$0" ${mib} | tee "$1" > /dev/null`, probes.gen, file]];
         const t0 = now();
         await run(cmd, args, { stdio: ["ignore", devNull, "pipe"] });
@@ -319,6 +409,7 @@ export async function outputCapture(ctx) {
   return {
     id: "6",
     figure,
+    runtime: rt.label,
     unit: "MiB/s",
     stats,
     samples: series.baton,
