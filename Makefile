@@ -65,8 +65,9 @@ $(TEST_NODES): scripts/nodes/package.json scripts/nodes/package-lock.json
 
 nodes: $(TEST_NODES)
 
-# `make test-node22`: the unit tests and the bundle's integration tests on the pinned Node 22 (likewise 20 and 24).
-$(addprefix test-node,$(NODE_VERSIONS)): test-node%: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(CHUNKS) $(ADDON)
+# `make test-node22`: the unit tests and the bundle's integration tests on the pinned Node 22 (likewise 20 and 24). A few
+# of those compare the bundle with the standalone folder (x86_64), which is built first.
+$(addprefix test-node,$(NODE_VERSIONS)): test-node%: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA)
 	@echo "== unit and integration tests on Node $$(PATH=$(call node_bin,$*):$$PATH node --version)"
 	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) $(UNIT_TESTS)
 	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) --test-concurrency=2 $(BUNDLE_TESTS)
