@@ -1,9 +1,10 @@
 // `make bench`: baton's speed beside the reference tools, measured in one run on this machine.
 // Prints one table and writes it to .bench/results.json (and .bench/results.md, the table of docs/performance.md).
-//   node scripts/bench.mjs [--quick] [--only 1,3,...] [--runtimes 20,22,24,sea] [--baton PATH]
+//   node scripts/bench.mjs [--quick] [--only 1,3,...] [--runtimes 20,22,24,sea] [--bundle FILE.cjs] [--baton PATH]
 // Rows 1c, 3, 5 and 6 run once per runtime: the bundle on each pinned Node (scripts/nodes) and the standalone build,
 // each beside its own Node's figures; the other rows once, on dist/baton.cjs started by its shebang (this machine's
-// `node`). --baton PATH measures one other baton (for before/after figures) in every row.
+// `node`). --bundle runs another bundle on the pinned Nodes; --baton PATH measures one other baton in every row (both
+// for before/after figures).
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
 import { execFileSync } from "node:child_process";
@@ -69,7 +70,8 @@ async function main() {
   };
   const host = machine();
   log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}, load ${host.loadAverageAtStart.join(" ")}`);
-  const runtimes = findRuntimes(ROOT, { only: runtimeKeys, batonPath, log });
+  const bundle = option("--bundle") && resolve(option("--bundle"));
+  const runtimes = findRuntimes(ROOT, { only: runtimeKeys, batonPath, bundle, log });
   log(`runtimes: ${runtimes.map((rt) => rt.label).join("; ")}`);
 
   const rows = [];

@@ -8,11 +8,10 @@ import { join } from "node:path";
 export const ALL_RUNTIMES = ["20", "22", "24", "sea"];
 
 /** [{ key, label, baton: argv that starts baton, node: that runtime's own node binary }] */
-export function findRuntimes(root, { only, batonPath, log }) {
+export function findRuntimes(root, { only, batonPath, bundle = join(root, "dist/baton.cjs"), log }) {
   if (batonPath) {
     return [{ key: "custom", label: batonPath, baton: [batonPath], node: "node" }];
   }
-  const bundle = join(root, "dist/baton.cjs");
   const found = [];
   for (const key of only ?? ALL_RUNTIMES) {
     const node = key === "sea"

@@ -8,6 +8,7 @@ import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { openCaptureFiles, startThreadPool, teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
+import { prepareToSpawn } from "../run/start-process.js";
 import { holdLivenessLock } from "../liveness-lock.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
@@ -127,7 +128,11 @@ async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome
 
 /** 1. Waits for each file in order. undefined: go on and run the command; otherwise why the step ends here. */
 async function waitForPreviousSteps(options: StepOptions, step: StepState, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
-  if (options.waitFiles.length > 0) step.holdLock?.();
+  if (options.waitFiles.length > 0) {
+    step.holdLock?.();
+    // Once the watch below is armed (the next turn), load what starting the command needs, while there is time.
+    setImmediate(prepareToSpawn, options.stdoutPath !== undefined || options.stderrPath !== undefined);
+  }
   const timer =
     options.waitTimeoutMs > 0
       ? after(options.waitTimeoutMs, () => {

@@ -186,3 +186,20 @@ for (const [name, words] of [["the standalone build", [STANDALONE]], ["the bundl
     assert.equal(exit.code, 0, exit.stderr);
   });
 }
+
+test("output capture runs its copy loop on the standalone build's Node 24: 8 MiB of stdout and 1 MiB of stderr reach the console and the files whole", async () => {
+  const dir = tempDir();
+  const script = 'yes 0123456789abcdef | head -c 8388608; yes fedcba9876543210 | head -c 1048576 >&2';
+  const exit = await runBaton(
+    ["--stdout-path", join(dir, "out.log"), "--stderr-path", join(dir, "err.log"), "--", "sh", "-c", script],
+    { baton: [STANDALONE] },
+  );
+  assert.equal(exit.code, 0, exit.stderr.slice(0, 500));
+  const expected = (line: string, size: number) => `${line}\n`.repeat(Math.ceil(size / (line.length + 1))).slice(0, size);
+  const out = expected("0123456789abcdef", 8 * 2 ** 20);
+  const err = expected("fedcba9876543210", 2 ** 20);
+  assert.ok(exit.stdout === out, `console stdout: ${exit.stdout.length} bytes, expected ${out.length}`);
+  assert.ok(exit.stderr === err, `console stderr: ${exit.stderr.length} bytes, expected ${err.length}`);
+  assert.ok(readFileSync(join(dir, "out.log"), "utf8") === out, "out.log differs");
+  assert.ok(readFileSync(join(dir, "err.log"), "utf8") === err, "err.log differs");
+});
