@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, existsSync, readdirSync, readlinkSync } from
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { after } from "node:test";
 
 /** The bundle under test; BATON_TEST_BUNDLE points at another build (to see a regression test fail on older code). */
 export const BATON = process.env.BATON_TEST_BUNDLE || resolve(import.meta.dirname, "../../dist/baton.cjs");
@@ -49,6 +50,21 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", ...extra };
 }
 
+/**
+ * Every baton a test file started and that has not closed yet. A test that times out never reaches its own clean-up,
+ * and what it left (baton, or orphans holding baton's stdout and stderr) would keep the file's process alive until
+ * they end on their own (a `sleep 1000`): the suite would stall instead of failing.
+ */
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) {
+    child.kill("SIGKILL");
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    child.unref();
+  }
+});
+
 export function startBaton(args: string[], options: StartOptions = {}): Baton {
   const words = [...(options.prefix ?? []), ...(options.baton ?? [process.execPath, BATON]), ...args];
   const root = options.root ? [`--root=${options.root}`] : [];
@@ -59,6 +75,8 @@ export function startBaton(args: string[], options: StartOptions = {}): Baton {
     cwd: options.cwd,
     stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
   });
+  running.add(child);
+  child.on("close", () => running.delete(child));
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));

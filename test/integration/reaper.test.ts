@@ -187,8 +187,9 @@ test("not PID 1, BATON_SUBREAPER=1 makes baton a subreaper that reaps its comman
 test("not PID 1 and not asked to be a subreaper, baton leaves orphans to the real init", { timeout: 60_000 }, async () => {
   const dir = tempDir();
   const baton = startBaton(["--", ...orphaningCommand(dir)]);
-  const group = await orphansLeft(dir); // not in a PID namespace: the same group id as here
+  let group: number | undefined;
   try {
+    group = await orphansLeft(dir); // not in a PID namespace: the same group id as here
     const pid = await baton.hostPid();
     const alive = () => processes().filter((p) => p.pgrp === group && p.comm === "sleep");
     await waitFor(() => (alive().length === ORPHANS ? true : undefined), `${ORPHANS} orphans to run sleep`);
