@@ -1,8 +1,6 @@
 # Every target a newcomer types installs the dependencies and builds first when they are missing.
 NODE_MODULES := node_modules/.package-lock.json
 BUNDLE := dist/baton.cjs
-# Built with the bundle: the chunk files it loads from beside it only for a step that needs them (src/chunks.ts).
-CHUNKS := dist/baton-tekton.cjs dist/baton-cel.cjs dist/baton-init.cjs
 SEA := dist/baton-linux-x64/baton
 SEA_ARM64 := dist/baton-linux-arm64/baton
 SEA_TOOLS := scripts/sea/node_modules/.package-lock.json
@@ -32,15 +30,12 @@ $(NODE_MODULES): package.json package-lock.json
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 	node scripts/build.mjs
 
-$(CHUNKS): $(BUNDLE)
-	@test -f $@ || node scripts/build.mjs
-
 $(ADDON): src/run/reaper.c
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p dist
 	$(CC) $(ADDON_FLAGS) -o $@ src/run/reaper.c
 
-build: $(BUNDLE) $(CHUNKS) $(ADDON)
+build: $(BUNDLE) $(ADDON)
 
 typecheck: $(NODE_MODULES)
 	npx tsc --noEmit
@@ -56,7 +51,7 @@ BUNDLE_TESTS = $(filter-out $(STANDALONE_TESTS),$(wildcard test/integration/*.te
 unit: $(NODE_MODULES)
 	$(TEST_RUN) $(UNIT_TESTS)
 
-integration: $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA) $(SEA_ARM64)
+integration: $(BUNDLE) $(ADDON) $(SEA) $(SEA_ARM64)
 	$(TEST_RUN) --test-concurrency=2 test/integration/*.test.ts
 
 $(TEST_NODES): scripts/nodes/package.json scripts/nodes/package-lock.json
@@ -67,13 +62,13 @@ nodes: $(TEST_NODES)
 
 # `make test-node22`: the unit tests and the bundle's integration tests on the pinned Node 22 (likewise 20 and 24). A few
 # of those compare the bundle with the standalone folder (x86_64), which is built first.
-$(addprefix test-node,$(NODE_VERSIONS)): test-node%: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA)
+$(addprefix test-node,$(NODE_VERSIONS)): test-node%: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(ADDON) $(SEA)
 	@echo "== unit and integration tests on Node $$(PATH=$(call node_bin,$*):$$PATH node --version)"
 	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) $(UNIT_TESTS)
 	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) --test-concurrency=2 $(BUNDLE_TESTS)
 
 # The standalone builds, once: they run their own Node 24 (the test runner is the pinned Node 24 too).
-test-standalone: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA) $(SEA_ARM64)
+test-standalone: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(ADDON) $(SEA) $(SEA_ARM64)
 	@echo "== the standalone builds' tests"
 	PATH=$(call node_bin,24):$$PATH $(TEST_RUN) --test-concurrency=2 $(STANDALONE_TESTS)
 
@@ -87,7 +82,7 @@ $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@
 
-$(SEA): $(BUNDLE) $(CHUNKS) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
+$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
 	@command -v gcc >/dev/null && command -v strip >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || \
 	  { apt-get update -qq && apt-get install -y -qq gcc binutils libc6-dev; }
 	node scripts/sea.mjs
@@ -104,7 +99,7 @@ $(ADDON_ARM64): src/run/reaper.c | cross-tools
 	@mkdir -p $(dir $@)
 	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/run/reaper.c
 
-$(SEA_ARM64): $(BUNDLE) $(CHUNKS) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
+$(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
 	node scripts/sea.mjs --arch=arm64
 
 SEA_x64 := $(SEA)

@@ -2,10 +2,10 @@
 // of that architecture, with no Node and no glibc in it (`make sea`, `make sea ARCH=arm64`; docs/standalone.md).
 //
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
-//   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA)
+//   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA): its code
+//                            as the main script, its trailing payload of chunks (src/chunks.ts) as the asset
+//                            "baton-chunks", which only a step that needs a chunk reads
 //   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
-//   lib/baton-tekton.cjs, lib/baton-cel.cjs   the chunk files of dist/ (src/chunks.ts): Tekton's features and the
-//                            CEL evaluator, required from there only by a step that uses them
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
@@ -50,14 +50,12 @@ const out = resolve(root, options.out ?? `dist/baton-linux-${arch}`);
 const work = join(root, arch === "x64" ? "build/sea" : `build/sea-${arch}`);
 const bundle = join(root, "dist/baton.cjs");
 const reaper = join(root, arch === "x64" ? "dist/baton-reaper.node" : `build/${arch}/baton-reaper.node`);
-const chunks = ["baton-tekton.cjs", "baton-cel.cjs", "baton-init.cjs"].map((file) => join(root, "dist", file));
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
 for (const [file, hint] of [
   [bundle, "run `make build` first"],
   [reaper, `run \`make sea${arch === "x64" ? "" : ` ARCH=${arch}`}\` (it builds the addon)`],
   [join(tools, "postject"), "run `make sea` (it installs scripts/sea/node_modules)"],
-  ...chunks.map((chunk) => [chunk, "run `make build` first"]),
 ]) {
   if (!existsSync(file)) throw new Error(`sea.mjs: ${file} is missing: ${hint}`);
 }
@@ -72,9 +70,17 @@ mkdirSync(join(staging, "lib"), { recursive: true });
 // come from, and how the arm64 Node runs here (under qemu-user).
 const target = arch === "x64" ? hostTarget() : crossTarget(arch, { root, work });
 
-// 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8).
+// 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8). The
+// bundle is cut where its payload comment starts (scripts/build.mjs): V8 keeps the main script's text in memory, and
+// an asset is read only when asked for.
+const bundleText = readFileSync(bundle, "latin1");
+const payloadAt = bundleText.lastIndexOf("\n/*baton-chunks\n") + 1;
+if (payloadAt === 0) throw new Error(`sea.mjs: ${bundle} has no payload of chunks: run \`make build\``);
+writeFileSync(join(work, "baton-main.cjs"), bundleText.slice(0, payloadAt), "latin1");
+writeFileSync(join(work, "baton-chunks.txt"), bundleText.slice(payloadAt), "latin1");
 const seaConfig = {
-  main: bundle,
+  main: join(work, "baton-main.cjs"),
+  assets: { "baton-chunks": join(work, "baton-chunks.txt") },
   output: join(work, "baton.blob"),
   disableExperimentalSEAWarning: true,
   execArgvExtension: "none",
@@ -101,7 +107,6 @@ run(process.execPath, [
 
 // 3. The reaper addon, then the loader and every library Node or the addon links against.
 copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
-for (const chunk of chunks) copyFileSync(chunk, join(staging, "lib", basename(chunk)));
 const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);
@@ -170,7 +175,7 @@ function parseLdd(text) {
 // that node:child_process is "not yet fully verified" in a user snapshot).
 function writeSnapshotEntry() {
   const entry = join(work, "snapshot-entry.cjs");
-  const source = readFileSync(bundle, "utf8").replace(/^#!.*\n/, "");
+  const source = readFileSync(join(work, "baton-main.cjs"), "utf8").replace(/^#!.*\n/, "");
   const unserialisable = /"node:(http|https|net|tls)"/;
   const builtins = [...new Set(source.match(/require\("node:[a-z_/]+"\)/g) ?? [])].filter((r) => !unserialisable.test(r));
   writeFileSync(

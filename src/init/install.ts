@@ -6,7 +6,6 @@ import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../errors.js";
 import { ADDON_FILE } from "../run/reaper.js";
-import { CHUNKS } from "../chunks.js";
 import { standaloneLauncher, standaloneRoot } from "../standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
@@ -25,12 +24,10 @@ function runningBundle(): string {
 export function installBaton(dest: string): void {
   const root = standaloneRoot();
   if (root === undefined) {
-    // The reaper addon and the chunk files go beside the copy, where src/run/reaper.ts and src/chunks.ts look for them
-    // (the bundle's own folder).
-    for (const file of [ADDON_FILE, ...CHUNKS]) {
-      const companion = join(dirname(runningBundle()), file);
-      if (existsSync(companion)) copyExecutable(companion, join(dirname(dest), file));
-    }
+    // The bundle carries its chunks inside (src/chunks.ts); the optional reaper addon goes beside the copy, where
+    // src/run/reaper.ts looks for it (the bundle's own folder).
+    const addon = join(dirname(runningBundle()), ADDON_FILE);
+    if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
     return copyExecutable(runningBundle(), dest);
   }
   const launcher = standaloneLauncher(root);

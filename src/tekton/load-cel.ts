@@ -3,8 +3,8 @@ import { CEL_CHUNK, requireChunk } from "../chunks.js";
 declare const BATON_BUNDLED: boolean | undefined;
 import type { CelEvaluator } from "./when.js";
 
-// The CEL evaluator (src/tekton/cel-entry.ts and @bufbuild/cel, ~280 KB minified) is a file of its own,
-// dist/baton-cel.cjs, required only for a step whose `when` has a `cel` entry.
+// The CEL evaluator (src/tekton/cel-entry.ts and @bufbuild/cel, ~280 KB minified) is a chunk of its own inside the
+// bundle (src/chunks.ts), loaded only for a step whose `when` has a `cel` entry.
 
 export async function loadCel(): Promise<CelEvaluator> {
   if (typeof BATON_BUNDLED !== "boolean") return (await import("./cel-entry.js")).evaluateCel;

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, copyFileSync, constants as fsConstants, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, constants as fsConstants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { busyboxRoot } from "./busybox-root.js";
 import { BATON, STANDALONE_DIR, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
@@ -176,15 +176,20 @@ test("found: a sidecar's ready file on a full disk: an empty READY.err still end
 
 test("found: -breakpoint_on_failure when the Tekton chunk cannot load: POST.err instead of no post file at all", async () => {
   const dir = tempDir();
-  // baton without the files it ships beside the bundle (an incomplete copy): the breakpoint's code cannot load.
+  // A bundle whose Tekton chunk is damaged (a changed character in its payload): the breakpoint's code cannot load.
   const partial = join(dir, "baton");
   mkdirSync(partial);
-  for (const file of ["baton.cjs", "baton-reaper.node"]) copyFileSync(join(BATON, "..", file), join(partial, file));
+  const lines = readFileSync(BATON, "latin1").split("\n");
+  const data = lines.findIndex((line) => line.startsWith("@baton-chunk baton-tekton.cjs ")) + 1;
+  assert.notEqual(data, 0);
+  lines[data] = lines[data]!.slice(0, 100) + (lines[data]![100] === "A" ? "B" : "A") + lines[data]!.slice(101);
+  writeFileSync(join(partial, "baton.cjs"), lines.join("\n"), "latin1");
+  copyFileSync(join(BATON, "..", "baton-reaper.node"), join(partial, "baton-reaper.node"));
   const post = join(dir, "out");
   const exit = await runBaton(["-post_file", post, "-breakpoint_on_failure", "-entrypoint", "sh", "--", "-c", "exit 3"], {
     baton: [process.execPath, join(partial, "baton.cjs")],
   });
   assert.equal(exit.code, 3, exit.stderr);
-  assert.match(exit.stderr, /^baton: baton-tekton\.cjs is missing/m);
+  assert.match(exit.stderr, /^baton: cannot load baton-tekton\.cjs from .*: baton is not installed whole$/m);
   assert.equal(readJson(`${post}.err`).exitCode, 3);
 });

@@ -177,7 +177,7 @@ const ALLOW_EXEC: [string, object[], "run" | "skip" | "error"][] = [
 for (const [baton, label] of [[undefined, "bundle"], [[STANDALONE], "standalone build"]] as const) {
   test(`${label}: TestAllowExec's table (in, notin, CEL)`, async () => {
     for (const [name, expressions, expected] of ALLOW_EXEC) {
-      if (baton && !name.startsWith("cel")) continue; // the standalone build: the CEL rows (its lib/baton-cel.cjs)
+      if (baton && !name.startsWith("cel")) continue; // the standalone build: the CEL rows (the CEL chunk from its SEA asset)
       const { root, dir, run } = pod();
       const exit = await run(["--when_expressions", JSON.stringify(expressions)], ["touch", join(dir, "ran")], baton ? { baton: [...baton] } : {});
       assert.equal(existsSync(join(dir, "ran")), expected === "run", name);
