@@ -10,7 +10,7 @@
 // whole file's text in memory, in every step.
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
-import { rmSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { brotliCompressSync, constants } from "node:zlib";
 
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -52,7 +52,10 @@ for (const [name, entry] of CHUNKS) {
   });
   payload += `@baton-chunk ${name} ${digest}\n${compressed.toString("base64")}\n`;
 }
-writeFileSync("dist/baton.cjs", Buffer.concat([result.outputFiles[0].contents, Buffer.from(`${payload}*/\n`)]), { mode: 0o755 });
+// write: false above, so nothing has made dist/ yet on a clean clone.
+mkdirSync("dist", { recursive: true });
+writeFileSync("dist/baton.cjs", Buffer.concat([result.outputFiles[0].contents, Buffer.from(`${payload}*/\n`)]));
+chmodSync("dist/baton.cjs", 0o755); // a mode given to writeFileSync applies only when it creates the file
 // Chunk files that an older build left in dist/: nothing reads them.
 for (const [name] of CHUNKS) rmSync(`dist/${name}`, { force: true });
 if (process.argv.includes("--analyze")) {
