@@ -11,6 +11,7 @@ import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
 import { warn } from "./warn.js";
+import { exitBaton } from "./exit.js";
 
 
 async function main(argv: string[]): Promise<number> {
@@ -82,14 +83,14 @@ setImmediate(closeInspectorOpenedAtStartup);
 setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitBaton(code),
   (error: unknown) => {
     if (error instanceof BatonError) {
       warn(error.message);
-      process.exit(error.exitCode);
+      exitBaton(error.exitCode);
     }
     // A bug of ours: still one line, and the step fails instead of hanging.
     warn(`internal error: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(EXIT_FAILURE);
+    exitBaton(EXIT_FAILURE);
   },
 );

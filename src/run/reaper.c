@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static napi_value throw_errno(napi_env env, const char *syscall) {
   char message[160];
@@ -87,12 +88,24 @@ static napi_value flock_fd(napi_env env, napi_callback_info info) {
   return int_value(env, rc == -1 ? errno : 0);
 }
 
+// _exit(code): baton's last act, once everything is written. process.exit() first shuts down Node's platform, joining
+// its worker threads, and a V8 worker parked in a concurrent compile waiting for a main-thread GC deadlocks that join
+// (nodejs/node#54918, still open; seen here on Node 24 after a 200 MiB capture, baton stuck at exit for good).
+static napi_value exit_now(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t code = 1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1) napi_get_value_int32(env, argv[0], &code);
+  _exit(code & 0xff);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor functions[] = {
       {"peekExited", NULL, peek_exited, NULL, NULL, NULL, napi_enumerable, NULL},
       {"reap", NULL, reap, NULL, NULL, NULL, napi_enumerable, NULL},
       {"becomeSubreaper", NULL, become_subreaper, NULL, NULL, NULL, napi_enumerable, NULL},
       {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   return exports;

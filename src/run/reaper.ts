@@ -16,6 +16,8 @@ export interface ReaperAddon {
   becomeSubreaper(): void;
   /** flock(fd, operation | LOCK_NB): 0, or the errno (EWOULDBLOCK: held by another process). See liveness-lock.ts. */
   flock(fd: number, operation: number): number;
+  /** _exit(code): ends the process without Node's platform shutdown (src/exit.ts). */
+  exitNow(code: number): never;
 }
 
 export interface ReapingOptions {

@@ -23,6 +23,9 @@ function fakeKernel(exited: number[]) {
       subreaper = true;
     },
     flock: () => 0,
+    exitNow: () => {
+      throw new Error("not in these tests");
+    },
   };
   return { addon, exited, reaped, isSubreaper: () => subreaper };
 }
