@@ -2,6 +2,7 @@ import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, s
 import { join } from "node:path";
 import { describeSystemError, usageError } from "../errors.js";
 import { goQuote, parseGoUrl, urlHasPath, urlWithUserPassword } from "./go-url.js";
+import type { CredentialFlags } from "../cli/step-options.js";
 
 // Tekton's credential initialisation (creds-init, inside its entrypoint since v0.14): the controller mounts each
 // secret of the step's ServiceAccount at <root>/creds-secrets/<name>/ and names it in -basic-docker, -docker-config,
@@ -11,13 +12,7 @@ import { goQuote, parseGoUrl, urlHasPath, urlWithUserPassword } from "./go-url.j
 // file is a usage error (Tekton: exit 2), everything else is best effort with a warning, as in Tekton
 // (pkg/credentials/{dockercreds,gitcreds,writer} in tektoncd/pipeline). Loaded only when credentials are in play.
 
-export interface CredentialFlags {
-  basicDocker: string[];
-  dockerConfig: string[];
-  dockerCfg: string[];
-  basicGit: string[];
-  sshGit: string[];
-}
+export type { CredentialFlags };
 
 interface BasicEntry {
   secret: string;
