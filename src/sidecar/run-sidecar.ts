@@ -32,7 +32,7 @@ class WaitEnded {
 }
 
 type FirstOutcome =
-  | { kind: "stop"; file: string }
+  | { kind: "stop"; file: string; writerDied: boolean }
   | { kind: "exited"; result: CommandResult }
   | { kind: "failed"; error: unknown };
 
@@ -92,7 +92,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   });
 
   const first: FirstOutcome = await Promise.race([
-    stopFile.then((file): FirstOutcome => ({ kind: "stop", file }), (error): FirstOutcome => ({ kind: "failed", error })),
+    stopFile.then(({ name, writerDied }): FirstOutcome => ({ kind: "stop", file: name, writerDied }), (error): FirstOutcome => ({ kind: "failed", error })),
     command ? command.done.then((result): FirstOutcome => ({ kind: "exited", result })) : never,
     // Readiness decides nothing by succeeding; only a failure to write the ready file ends the race.
     readiness
@@ -135,7 +135,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
 
   // 3c. A stop file appeared (or the step that writes it was killed): the steps are over. Stop the sidecar on purpose; that is a success.
   emit("stopping", { file: first.file });
-  if (first.file.endsWith(".lock")) io.warn(`the step that writes ${first.file.slice(0, -".lock".length)} died before it handed on: stopping`);
+  if (first.writerDied) io.warn(`the step that writes ${first.file.slice(0, -".lock".length)} died before it handed on: stopping`);
   if (options.readyProbe && !state.ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
   if (options.stopUrls.length > 0) {
     const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));

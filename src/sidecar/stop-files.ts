@@ -18,8 +18,14 @@ function stopFileName(file: string, outcome: WaitOutcome): string {
   return file;
 }
 
-/** Resolves with the path that appeared first: a stop file, its .err, or its .lock (its writer died). */
-export async function waitForAnyStopFile(files: readonly string[], options: StopWaitOptions): Promise<string> {
+/** What ended the wait: the path to name (a stop file, its .err, or its .lock), and whether its writer died. */
+export interface StopFound {
+  name: string;
+  writerDied: boolean;
+}
+
+/** Resolves with the stop file that appeared first, or the first one whose writer died without writing it. */
+export async function waitForAnyStopFile(files: readonly string[], options: StopWaitOptions): Promise<StopFound> {
   // One controller for all the waits: the first file found, or the caller's abort, ends every one of them.
   const waits = new AbortController();
   const endAll = () => waits.abort(options.signal.reason);
@@ -34,7 +40,7 @@ export async function waitForAnyStopFile(files: readonly string[], options: Stop
           safetyPollMs: options.safetyPollMs,
           warn: options.warn,
         });
-        return stopFileName(file, outcome);
+        return { name: stopFileName(file, outcome), writerDied: outcome === "died" };
       }),
     );
   } finally {

@@ -57,6 +57,18 @@ test("a wrapped sidecar is stopped by the last step's post file: SIGTERM to its 
   assert.deepEqual(eventsNamed(baton.events, "done").map((e) => e.exitCode), [0]); // ...is a success: stopped on purpose
 });
 
+test("a stop file whose own name ends in .lock is a stop, not taken for a step that died", async () => {
+  const dir = tempDir();
+  const last = join(dir, "done.lock");
+  const baton = sidecar(dir, ["--stop-file", last, "--", "sleep", "1000"]);
+  await eventSeen(baton.events, "command");
+  writeFileSync(last, "{}\n");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stderr, "", "no word of a step that died");
+  assert.deepEqual(eventsNamed(baton.events, "stopping").map((e) => e.file), [last]);
+});
+
 test("a wrapped sidecar is stopped by the .err of a failed last step, and by any of several stop files", async () => {
   const dir = tempDir();
   const baton = sidecar(dir, ["--stop-file", join(dir, "a"), "--stop-file", join(dir, "b"), "--stop-signal", "INT", "--", "sleep", "1000"]);
