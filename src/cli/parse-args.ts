@@ -1,4 +1,4 @@
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 
 // A small table-driven parser instead of commander: every step of every pod pays its start-up (~5 ms, see the Dependencies table in README.md).
 // Parsing stops at "--" or at the first argument that is not an option, like tini and getopt's "+" mode,

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { BatonError, usageError } from "../errors.js";
+import { BatonError, usageError } from "../base/errors.js";
 import { tektonRoot } from "./step-options.js";
 
 // Tekton's pod builder starts its entrypoint with Go-style flags: one dash, underscores, `-flag value` or

@@ -1,8 +1,8 @@
 import { closeSync, openSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
-import { describeSystemError } from "../errors.js";
+import { describeSystemError } from "../base/errors.js";
 import { emit } from "../report/events.js";
-import { writeEmptyErrorPostFile, writePostFile } from "../report/post-file.js";
+import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
 import { writeTerminationMessage } from "../report/write-termination.js";
 import { exitCodeOf, settleOutcome, type Outcome } from "./outcome.js";

@@ -1,4 +1,4 @@
-import { loadReaperAddon } from "./run/reaper.js";
+import { loadReaperAddon } from "../addon/load-addon.js";
 
 // How baton ends, once the post file, the termination message and the command's output are all written (every write
 // before this point is synchronous or awaited). process.exit() would first shut down Node's platform, joining its

@@ -1,8 +1,8 @@
 import { closeSync, openSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { describeSystemError } from "./errors.js";
-import { temporaryName } from "./report/atomic-write.js";
-import { loadReaperAddon } from "./run/reaper.js";
+import { describeSystemError } from "../base/errors.js";
+import { temporaryName } from "../base/atomic-write.js";
+import { loadReaperAddon } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.lock, beside its post
 // file, from its start until it exits; the kernel drops the lock when the process dies, however it dies (SIGKILL, the
