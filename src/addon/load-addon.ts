@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
-export interface ReaperAddon {
+export interface NativeAddon {
   /** pid of an exited child that is not reaped yet (left unreaped), 0 if none */
   peekExited(): number;
   /** waitpid(pid, WNOHANG): pid when reaped, 0 when still running, -1 when not our child */
@@ -20,18 +20,18 @@ export interface ReaperAddon {
 
 export const ADDON_FILE = "baton-reaper.node";
 
-let loaded: ReaperAddon | undefined;
+let loaded: NativeAddon | undefined;
 
 /**
  * dlopen's the addon (once): beside the bundle; in the standalone build,
  * from its lib/ folder or else from its SEA assets.
  */
-export function loadReaperAddon(): ReaperAddon {
+export function loadNativeAddon(): NativeAddon {
   loaded ??= loadAddonFile();
   return loaded;
 }
 
-function loadAddonFile(): ReaperAddon {
+function loadAddonFile(): NativeAddon {
   const sea = process.getBuiltinModule?.("node:sea");
   if (sea?.isSea()) return loadFromSea(sea);
   // The bundle is CommonJS, where __dirname is its own folder (unbundled sources run from src/addon/).
@@ -39,7 +39,7 @@ function loadAddonFile(): ReaperAddon {
   return dlopen(join(folder, ADDON_FILE));
 }
 
-function loadFromSea(sea: typeof import("node:sea")): ReaperAddon {
+function loadFromSea(sea: typeof import("node:sea")): NativeAddon {
   // The standalone folder ships it as ROOT/lib/baton-reaper.node; execPath is ROOT/lib/ld-linux-x86-64.so.2 or
   // ROOT/lib/baton-node (started through the loader, or directly), or ROOT/baton where /proc is not mounted.
   const home = dirname(process.execPath);
@@ -86,8 +86,8 @@ function removeQuietly(folder: string, file: string | undefined) {
   }
 }
 
-function dlopen(file: string): ReaperAddon {
-  const module = { exports: {} as ReaperAddon };
+function dlopen(file: string): NativeAddon {
+  const module = { exports: {} as NativeAddon };
   process.dlopen(module, file);
   return module.exports;
 }

@@ -1,11 +1,9 @@
 // Reaping orphans, like tini: as PID 1 (or a child subreaper) baton inherits every process its command leaves behind,
 // and Node only ever waits for the children it spawned itself. On SIGCHLD we peek at an exited child without reaping
 // it (waitid WNOWAIT); a pid that Node spawned is left for libuv, which is waiting for its status, and anything else
-// is reaped. The native part is the addon (src/addon/), loaded on the first SIGCHLD so that a
-// step pays nothing for it before its command runs.
-import { loadReaperAddon, type ReaperAddon } from "../addon/load-addon.js";
-
-export type { ReaperAddon };
+// is reaped. The native part is the addon (src/addon/), loaded on the first SIGCHLD so that a step pays nothing
+// for it before its command runs.
+import { loadNativeAddon, type NativeAddon } from "../addon/load-addon.js";
 
 export interface ReapingOptions {
   /** true for a pid that Node spawned and has not reported as exited yet: its status belongs to libuv */
@@ -14,7 +12,7 @@ export interface ReapingOptions {
   warn: (message: string) => void;
   /** ask to be a child subreaper when not PID 1 (opt-in: see shouldBecomeSubreaper) */
   subreaper?: boolean;
-  loadAddon?: () => ReaperAddon;
+  loadAddon?: () => NativeAddon;
 }
 
 export interface Reaper {
@@ -43,8 +41,8 @@ export function shouldBecomeSubreaper(env: NodeJS.ProcessEnv = process.env): boo
 export function startReaping(options: ReapingOptions): Reaper | undefined {
   const asSubreaper = process.pid !== 1 && options.subreaper === true;
   if (process.pid !== 1 && !asSubreaper) return undefined;
-  const load = options.loadAddon ?? loadReaperAddon;
-  let addon: ReaperAddon | undefined;
+  const load = options.loadAddon ?? loadNativeAddon;
+  let addon: NativeAddon | undefined;
   let failed = false;
   let reaped = 0;
   let retry: NodeJS.Timeout | undefined;
@@ -54,7 +52,7 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
     stop();
     options.warn(`${message}; orphaned processes will not be reaped`);
   };
-  const ready = (): ReaperAddon | undefined => {
+  const ready = (): NativeAddon | undefined => {
     if (addon === undefined && !failed) {
       try {
         addon = load();

@@ -27,7 +27,7 @@ export interface SidecarIO {
 }
 
 /** A terminating signal that ended the killer's wait; used as an AbortSignal reason. */
-class WaitEnded {
+class StoppedBySignal {
   constructor(readonly signal: NodeJS.Signals) {}
 }
 
@@ -76,7 +76,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   onSignal((signal) => {
     emit("signal", { signal, to: command?.pid ?? null });
     if (command) command.signal(signal);
-    else if (endsWait(signal) && !stopWait.signal.aborted) stopWait.abort(new WaitEnded(signal));
+    else if (endsWait(signal) && !stopWait.signal.aborted) stopWait.abort(new StoppedBySignal(signal));
   });
 
   // 2. Beside it: the ready probe, and the wait for a stop file.
@@ -125,7 +125,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
 
   // 3b. baton itself failed (the ready file cannot be written), or a signal ended the killer's wait.
   if (first.kind === "failed") {
-    if (first.error instanceof WaitEnded) {
+    if (first.error instanceof StoppedBySignal) {
       io.warn(`stopped by ${first.error.signal} while waiting`);
       return done(128 + signalNumber(first.error.signal));
     }

@@ -86,7 +86,7 @@ export function settleOutcome(outcome: Outcome, problems: ReportProblems): Outco
 }
 
 /** baton's exit code for an outcome: 0 when it handed on POST. */
-export function exitCodeOf(outcome: Outcome): number {
+export function batonExitCode(outcome: Outcome): number {
   return outcome.handOn ? 0 : outcome.exitCode;
 }
 
