@@ -5,9 +5,9 @@
 //   argoexec                 static, for Argo's executor image (scripts/sea/argoexec.c, docs/argo.md): hands emissary
 //                            and kill to this folder's baton, everything else to Argo's own argoexec
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA): its code
-//                            as the main script, its trailing payload of chunks (src/chunks.ts) as the asset
+//                            as the main script, its trailing payload of chunks (src/process/chunks.ts) as the asset
 //                            "baton-chunks", which only a step that needs a chunk reads
-//   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
+//   lib/baton-reaper.node    the reaper addon (src/addon/addon.c), which src/addon/load-addon.ts looks for beside execPath
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
@@ -16,7 +16,7 @@
 // still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA), and Node 20 is past its end of life.
 // No `execArgv: ["--disable-sigusr1"]`: on Node 24.22 that flag leaves SIGUSR1 blocked in every thread (SigBlk in
 // /proc/PID/task/*/status; Node blocks it at start for its inspector thread, whose set-up would unblock it), so baton's
-// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first
+// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/process/signals.ts installs first
 // replaces Node's inspector trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in
 // the start-up window before baton's first line runs (docs/standalone.md).
 //

@@ -1,7 +1,7 @@
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
-import { after } from "../clock.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "../errors.js";
+import { after } from "../base/clock.js";
+import { BatonError, EXIT_FAILURE, fromChunk } from "../base/errors.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
@@ -9,9 +9,9 @@ import { openCaptureFiles, startThreadPool, teeOutput } from "../run/output-tee.
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
 import { prepareToSpawn } from "../run/start-process.js";
-import { holdLivenessLock } from "../liveness-lock.js";
-import { endsWait, onSignal } from "../signals.js";
-import { waitForFile } from "../wait/wait-for-file.js";
+import { holdLivenessLock } from "../handoff/liveness-lock.js";
+import { endsWait, onSignal } from "../process/signals.js";
+import { waitForFile } from "../handoff/wait-for-file.js";
 import { loadTektonFeatures } from "../tekton/load.js";
 import { decideCommand } from "./features.js";
 import { handOn, reserveDescriptor } from "./hand-on.js";
@@ -48,7 +48,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
   const step: StepState = { startedAt: now(), command: undefined };
   if (options.postFile !== undefined) reserveDescriptor(dirname(options.postFile));
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
-  // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
+  // Held until baton exits: the next step notices if this one is killed before it hands on (src/handoff/liveness-lock.ts).
   // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
   let locked = options.postFile === undefined;
   step.holdLock = () => {

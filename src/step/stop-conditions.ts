@@ -1,8 +1,8 @@
 import type { StepOptions } from "../cli/step-options.js";
-import { after, type Deadline } from "../clock.js";
+import { after, type Deadline } from "../base/clock.js";
 import { emit } from "../report/events.js";
 import type { RunningCommand } from "../run/run-command.js";
-import { waitForFile } from "../wait/wait-for-file.js";
+import { waitForFile } from "../handoff/wait-for-file.js";
 
 // What stops a step on purpose: --timeout expiring, or a non-empty --cancel-file. On a running command both do the
 // same: SIGTERM to its process group, SIGKILL to the group --grace-period later (RunningCommand.stop). The cancel file
