@@ -82,7 +82,7 @@ $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@
 
-$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
+$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c
 	@command -v gcc >/dev/null && command -v strip >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || \
 	  { apt-get update -qq && apt-get install -y -qq gcc binutils libc6-dev; }
 	node scripts/sea.mjs
@@ -99,7 +99,7 @@ $(ADDON_ARM64): src/addon/addon.c | cross-tools
 	@mkdir -p $(dir $@)
 	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/addon/addon.c
 
-$(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
+$(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c | cross-tools
 	node scripts/sea.mjs --arch=arm64
 
 SEA_x64 := $(SEA)

@@ -2,6 +2,8 @@
 // of that architecture, with no Node and no glibc in it (`make sea`, `make sea ARCH=arm64`; docs/standalone.md).
 //
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
+//   argoexec                 static, for Argo's executor image (scripts/sea/argoexec.c, docs/argo.md): hands emissary
+//                            and kill to this folder's baton, everything else to Argo's own argoexec
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA): its code
 //                            as the main script, its trailing payload of chunks (src/process/chunks.ts) as the asset
 //                            "baton-chunks", which only a step that needs a chunk reads
@@ -111,8 +113,10 @@ const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);
 
-// 4. The launcher, linked statically so that it needs nothing from the image.
-run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, "baton"), join(root, "scripts/sea/launcher.c")]);
+// 4. The launcher and argoexec, linked statically so that they need nothing from the image.
+for (const [program, source] of [["baton", "launcher.c"], ["argoexec", "argoexec.c"]]) {
+  run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, program), join(root, "scripts/sea", source)]);
+}
 
 // 5. Licences of what ships beside baton, and baton's own.
 mkdirSync(join(staging, "lib/licenses"));
