@@ -1,7 +1,7 @@
 // Bundles src/main.ts into dist/baton.cjs: one self-contained CommonJS file that runs on Node >= 20
 // with nothing beside it. CJS because it starts ~5 ms faster than an ESM bundle.
 // Code that only some steps run is built apart and appended to the bundle as a payload inside a trailing block
-// comment, which V8 skips without parsing (src/chunks.ts loads a chunk from it when a step needs it):
+// comment, which V8 skips without parsing (src/process/chunks.ts loads a chunk from it when a step needs it):
 //   baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
 //   baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
@@ -23,7 +23,7 @@ const common = {
   target: "node20",
   minify: true,
   legalComments: "none",
-  // BATON_BUNDLED: src/chunks.ts loads chunks instead of importing the sources (which esbuild then leaves out).
+  // BATON_BUNDLED: src/process/chunks.ts loads chunks instead of importing the sources (which esbuild then leaves out).
   define: { BATON_VERSION: JSON.stringify(version), BATON_BUNDLED: "true" },
   metafile: true,
   logLevel: "warning",

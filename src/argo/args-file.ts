@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, writeFileSync } from "node:fs";
-import { BatonError, describeSystemError } from "../errors.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
 import { readRegularFile } from "./safe-read.js";
 
 // ARGO_CONTAINER_ARGS_FILE: the controller moves a container's args to its ConfigMap when their JSON is over

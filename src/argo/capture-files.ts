@@ -1,5 +1,5 @@
 import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
-import { describeSystemError } from "../errors.js";
+import { describeSystemError } from "../base/errors.js";
 import { kindOf } from "./safe-read.js";
 
 // ctr/NAME/stdout and ctr/NAME/combined, opened as Argo opens them (O_APPEND, 0666: a retry appends to the output of

@@ -1,4 +1,4 @@
-import { BatonError } from "../errors.js";
+import { BatonError } from "../base/errors.js";
 
 // `emissary [--loglevel L] [--log-format F] [--gloglevel N] -- COMMAND [ARG...]`, as Argo's controller writes it
 // (workflowpod.go). The logging flags are argoexec's own (cmd/argoexec/commands/root.go); baton accepts and ignores

@@ -1,11 +1,11 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, type WriteStream } from "node:fs";
-import { BatonError, describeSystemError } from "../errors.js";
-import { holdLivenessLock } from "../liveness-lock.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
+import { holdLivenessLock } from "../handoff/liveness-lock.js";
 import { isTrackedChild } from "../run/children.js";
 import { teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type CommandResult } from "../run/run-command.js";
-import { sleep } from "../clock.js";
+import { sleep } from "../base/clock.js";
 import { appendArgsFile } from "./args-file.js";
 import { openCaptureFile } from "./capture-files.js";
 import { EXIT_EMISSARY_FAILURE, parseEmissaryArgs } from "./emissary-options.js";

@@ -1,8 +1,8 @@
-import { every } from "../clock.js";
-import { describeSystemError } from "../errors.js";
-import { holderDied, LIVENESS_POLL_MS } from "../liveness-lock.js";
-import { writeFileAtomic } from "../report/atomic-write.js";
-import { watchFolderOf } from "../wait/watch-folder.js";
+import { every } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
+import { holderDied, LIVENESS_POLL_MS } from "../handoff/liveness-lock.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
+import { watchFolderOf } from "../handoff/watch-folder.js";
 import { NotRegularFile, readRegularFile } from "./safe-read.js";
 
 // ctr/NAME/exitcode: the decimal exit code, no newline, mode 0644, as Argo writes it; but atomically (temp + rename),

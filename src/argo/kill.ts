@@ -1,5 +1,5 @@
 import { writeSync } from "node:fs";
-import { BatonError } from "../errors.js";
+import { BatonError } from "../base/errors.js";
 import { parseGoInt } from "./exitcode-file.js";
 import { EXIT_EMISSARY_FAILURE } from "./emissary-options.js";
 

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize, relative } from "node:path";
-import { BatonError, describeSystemError } from "../errors.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
 import type { Template } from "./template.js";
 import { writeTarGz } from "./tgz.js";
 

@@ -1,6 +1,6 @@
 import { rmSync, unlinkSync } from "node:fs";
-import { every } from "../clock.js";
-import { watchFolderOf } from "../wait/watch-folder.js";
+import { every } from "../base/clock.js";
+import { watchFolderOf } from "../handoff/watch-folder.js";
 import { parseGoInt } from "./exitcode-file.js";
 import { NotRegularFile, readRegularFile } from "./safe-read.js";
 

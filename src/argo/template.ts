@@ -1,5 +1,5 @@
 import { parseDuration } from "../cli/duration.js";
-import { BatonError } from "../errors.js";
+import { BatonError } from "../base/errors.js";
 
 // The part of Argo's Template (pkg/apis/workflow/v1alpha1) that the emissary reads, decoded as Go's encoding/json
 // decodes it: keys match field names case-insensitively (the last matching key wins), null leaves a field empty,

@@ -1,6 +1,7 @@
-import { every } from "../clock.js";
-import { describeSystemError } from "../errors.js";
-import { statOrUndefined, watchFolderOf } from "../wait/watch-folder.js";
+import { every } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
+import { statOrUndefined } from "../base/files.js";
+import { watchFolderOf } from "../handoff/watch-folder.js";
 
 // ARGO_DEBUG_PAUSE_BEFORE / _AFTER: the emissary waits until the user creates ctr/NAME/before (or after), whatever it
 // is (Argo: util/file WaitForCreate).

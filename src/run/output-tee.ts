@@ -1,7 +1,7 @@
 import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { monotonicMs } from "../clock.js";
-import { describeSystemError } from "../errors.js";
+import { monotonicMs } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
 // to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,

@@ -1,5 +1,5 @@
 import { dirname } from "node:path";
-import { BatonError, describeSystemError } from "./errors.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
 
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
 // appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.

@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { NAME_MAX } from "../cli/check-paths.js";
+import { NAME_MAX } from "./files.js";
 
 let counter = 0;
 
