@@ -145,9 +145,9 @@ test("init when /var/run/argo/baton is something else than a folder: exit 64, no
   assert.deepEqual(readdirSync(elsewhere), []);
 });
 
-/** argoexec in a mount namespace whose /dev is a fresh tmpfs, so that its termination message lands there. */
+/** argoexec in a mount namespace whose /dev is a fresh tmpfs holding an empty termination-log, as the kubelet mounts. */
 async function withPrivateDev(args: string[], env: NodeJS.ProcessEnv): Promise<Run & { message: string }> {
-  const script = 'mount -t tmpfs tmpfs /dev || exit 99; "$@"; code=$?; cat /dev/termination-log 2>/dev/null; echo; exit $code';
+  const script = 'mount -t tmpfs tmpfs /dev && : > /dev/termination-log || exit 99; "$@"; code=$?; cat /dev/termination-log; echo; exit $code';
   const result = await run("unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", ...args], env);
   const lines = result.stdout.split("\n");
   return { ...result, message: lines.at(-2) ?? "", stdout: lines.slice(0, -2).join("\n") };
