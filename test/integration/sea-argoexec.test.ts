@@ -177,3 +177,25 @@ test("emissary when baton cannot run and ctr/NAME is another container's symlink
   assert.ok(lstatSync(join(root, "ctr/main")).isSymbolicLink());
   assert.ok(!existsSync(join(root, "exitcode")));
 });
+
+test("with baton's real folder: the pod's copy runs `emissary` (the command, its exitcode file) and `kill` (the signal reaches PID)", async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  const init = await run(join(bin, "argoexec"), ["init"], env);
+  assert.equal(init.code, 0, init.stderr);
+  // What Argo's init does next: the argoexec it found on PATH, copied to /var/run/argo/argoexec; every container runs it.
+  copyFileSync(join(bin, "argoexec"), join(root, "argoexec"));
+  writeFileSync(join(root, "template"), JSON.stringify({ name: "main", container: { image: "x" } }));
+  const emissary = await run(join(root, "argoexec"), ["emissary", "--loglevel", "info", "--", "sh", "-c", "echo from the command; exit 7"], {
+    ...env, ARGO_CONTAINER_NAME: "step",
+  });
+  assert.equal(emissary.code, 7, emissary.stderr);
+  assert.equal(emissary.stdout, "from the command\n");
+  assert.equal(readFileSync(join(root, "ctr/step/exitcode"), "utf8"), "7");
+
+  const sleeper = execFile("sleep", ["60"]);
+  const ended = new Promise<NodeJS.Signals | null>((done) => sleeper.on("exit", (_code, signal) => done(signal)));
+  const kill = await run(join(root, "argoexec"), ["kill", "15", String(sleeper.pid)], env);
+  assert.equal(kill.code, 0, kill.stderr);
+  assert.equal(kill.stdout, `killing ${sleeper.pid} with terminated\n`);
+  assert.equal(await ended, "SIGTERM");
+});
