@@ -1,11 +1,12 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
-import "./process/signals.js";
+import { endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
 import { BatonError, EXIT_FAILURE, fromChunk } from "./base/errors.js";
 import { loadInstallCommands } from "./init/load.js";
+import { ARGO_COMMANDS, loadArgoCommands } from "./argo/load.js";
 import { closeStrayInspector } from "./process/inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
@@ -28,6 +29,13 @@ async function main(argv: string[]): Promise<number> {
     // Lazy: esbuild keeps sidecar mode in the same bundle but evaluates it only here.
     const { sidecarMode } = await import("./sidecar/main.js");
     return sidecarMode(argv.slice(1), { warn });
+  }
+  if (first !== undefined && ARGO_COMMANDS.includes(first)) {
+    try {
+      return await (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, warn });
+    } catch (error) {
+      throw fromChunk(error);
+    }
   }
   if (first === "init" || (first !== undefined && TEKTON_SUBCOMMANDS.includes(first))) {
     return installMode(first, argv.slice(1));

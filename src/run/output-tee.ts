@@ -12,9 +12,14 @@ import { CopyFinish, QUIET_AFTER_EXIT_MS, STALL_LIMIT_MS } from "./copy-finish.j
 // highWaterMark it waits for good on a file stream that fails (disk full) while it is paused on it. When the copy
 // may stop is copy-finish.ts's to say; this file moves the bytes and keeps the time.
 
+/** Where each stream is copied: a file, or several (Argo's emissary copies stdout to both `stdout` and `combined`). */
 export interface CaptureTargets {
-  stdoutPath: string | undefined;
-  stderrPath: string | undefined;
+  stdoutPath: string | readonly string[] | undefined;
+  stderrPath: string | readonly string[] | undefined;
+}
+
+function pathsOf(target: string | readonly string[] | undefined): readonly string[] {
+  return target === undefined ? [] : typeof target === "string" ? [target] : target;
 }
 
 export interface OutputTee {
@@ -30,8 +35,8 @@ export interface OutputTee {
 /** Opens the files now, so an unwritable path fails before the command starts. Same path twice: one file. */
 export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStream> {
   const files = new Map<string, WriteStream>();
-  for (const path of [targets.stdoutPath, targets.stderrPath]) {
-    if (path === undefined || files.has(path)) continue;
+  for (const path of [...pathsOf(targets.stdoutPath), ...pathsOf(targets.stderrPath)]) {
+    if (files.has(path)) continue;
     let fd: number;
     try {
       fd = openWithoutBlocking(path);
@@ -82,9 +87,11 @@ export function teeOutput(
   files: Map<string, WriteStream>,
   warn: (message: string) => void,
 ): OutputTee {
-  const pairs: [Readable, Sink, string][] = [];
-  if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, consoleStream(1), targets.stdoutPath]);
-  if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, consoleStream(2), targets.stderrPath]);
+  const pairs: [Readable, Sink, readonly string[]][] = [];
+  const stdoutPaths = pathsOf(targets.stdoutPath);
+  const stderrPaths = pathsOf(targets.stderrPath);
+  if (sources.stdout && stdoutPaths.length > 0) pairs.push([sources.stdout, consoleStream(1), stdoutPaths]);
+  if (sources.stderr && stderrPaths.length > 0) pairs.push([sources.stderr, consoleStream(2), stderrPaths]);
 
   const owns = [...new Set(pairs.map(([, own]) => own))];
   const sinkNames = new Map<Sink, string>([
@@ -98,8 +105,8 @@ export function teeOutput(
   );
   let fileFailed = false; // warn once per step
   const resume = () => {
-    for (const [source, own, path] of pairs) {
-      if (!source.isPaused() || policy.full(own) || policy.full(files.get(path)!)) continue;
+    for (const [source, own, paths] of pairs) {
+      if (!source.isPaused() || policy.full(own) || paths.some((path) => policy.full(files.get(path)!))) continue;
       policy.resumed(source, monotonicMs());
       source.resume();
     }
@@ -122,12 +129,12 @@ export function teeOutput(
     });
     own.on("drain", resume);
   }
-  const copies = pairs.map(([source, own, path]) => {
-    const file = files.get(path)!; // one file may take both streams; closed in finish()
+  const copies = pairs.map(([source, own, paths]) => {
+    const sinks = [own, ...paths.map((path) => files.get(path)!)]; // one file may take both streams; closed in finish()
     const copy = (chunk: Buffer) => {
       policy.read(source, chunk.length, monotonicMs());
-      for (const sink of [own, file]) if (!policy.isBroken(sink) && !sink.destroyed) sink.write(chunk);
-      if (policy.full(own) || policy.full(file)) source.pause(); // resumed by 'drain', or when that destination fails
+      for (const sink of sinks) if (!policy.isBroken(sink) && !sink.destroyed) sink.write(chunk);
+      if (sinks.some((sink) => policy.full(sink))) source.pause(); // resumed by 'drain', or when that destination fails
     };
     source.on("data", copy);
     return copy;

@@ -8,7 +8,7 @@ import { test } from "node:test";
 // count: they are dependencies too, and a type that two layers need belongs in the lower one.
 const LAYERS: readonly (readonly string[])[] = [
   ["main.ts"],
-  ["sidecar", "init"],
+  ["sidecar", "init", "argo"],
   ["step"],
   ["tekton"],
   ["run", "report"],
