@@ -1,7 +1,7 @@
 import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { monotonicMs } from "../clock.js";
-import { describeSystemError } from "../errors.js";
+import { monotonicMs } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
 // to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,
@@ -19,9 +19,14 @@ export const STALL_LIMIT_MS = 30_000;
 /** How much baton queues for one destination before it stops reading the command's pipe. */
 export const QUEUE_LIMIT = 1024 * 1024;
 
+/** Where each stream is copied: a file, or several (Argo's emissary copies stdout to both `stdout` and `combined`). */
 export interface CaptureTargets {
-  stdoutPath: string | undefined;
-  stderrPath: string | undefined;
+  stdoutPath: string | readonly string[] | undefined;
+  stderrPath: string | readonly string[] | undefined;
+}
+
+function pathsOf(target: string | readonly string[] | undefined): readonly string[] {
+  return target === undefined ? [] : typeof target === "string" ? [target] : target;
 }
 
 export interface OutputTee {
@@ -37,8 +42,8 @@ export interface OutputTee {
 /** Opens the files now, so an unwritable path fails before the command starts. Same path twice: one file. */
 export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStream> {
   const files = new Map<string, WriteStream>();
-  for (const path of [targets.stdoutPath, targets.stderrPath]) {
-    if (path === undefined || files.has(path)) continue;
+  for (const path of [...pathsOf(targets.stdoutPath), ...pathsOf(targets.stderrPath)]) {
+    if (files.has(path)) continue;
     let fd: number;
     try {
       fd = openWithoutBlocking(path);
@@ -89,9 +94,11 @@ export function teeOutput(
   files: Map<string, WriteStream>,
   warn: (message: string) => void,
 ): OutputTee {
-  const pairs: [Readable, Sink, string][] = [];
-  if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, consoleStream(1), targets.stdoutPath]);
-  if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, consoleStream(2), targets.stderrPath]);
+  const pairs: [Readable, Sink, readonly string[]][] = [];
+  const stdoutPaths = pathsOf(targets.stdoutPath);
+  const stderrPaths = pathsOf(targets.stderrPath);
+  if (sources.stdout && stdoutPaths.length > 0) pairs.push([sources.stdout, consoleStream(1), stdoutPaths]);
+  if (sources.stderr && stderrPaths.length > 0) pairs.push([sources.stderr, consoleStream(2), stderrPaths]);
 
   let lastData = monotonicMs();
   let afterExit = false; // true from the first turn after the command's exit: every read since began after it
@@ -101,8 +108,8 @@ export function teeOutput(
   const broken = new Set<Writable>(); // failed destinations: no more writes, never waited for
   const full = (sink: Writable) => !broken.has(sink) && sink.writableLength >= QUEUE_LIMIT;
   const resume = () => {
-    for (const [source, own, path] of pairs) {
-      if (!source.isPaused() || full(own) || full(files.get(path)!)) continue;
+    for (const [source, own, paths] of pairs) {
+      if (!source.isPaused() || full(own) || paths.some((path) => full(files.get(path)!))) continue;
       // A pipe is quiet only from here: while paused, nothing was read from it, however long ago its last data came.
       lastData = monotonicMs();
       lastRead.set(source, lastData);
@@ -128,15 +135,15 @@ export function teeOutput(
     });
     own.on("drain", resume);
   }
-  const copies = pairs.map(([source, own, path]) => {
-    const file = files.get(path)!; // one file may take both streams; closed in finish()
+  const copies = pairs.map(([source, own, paths]) => {
+    const sinks = [own, ...paths.map((path) => files.get(path)!)]; // one file may take both streams; closed in finish()
     const copy = (chunk: Buffer) => {
       lastData = monotonicMs();
       // libuv reads a pipe 64 KiB at a time: a shorter chunk means the read took all there was.
       if (afterExit && chunk.length < PIPE_READ_SIZE) emptied.add(source);
       lastRead.set(source, lastData);
-      for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk);
-      if (full(own) || full(file)) source.pause(); // resumed by 'drain', or when that destination fails
+      for (const sink of sinks) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk);
+      if (sinks.some(full)) source.pause(); // resumed by 'drain', or when that destination fails
     };
     source.on("data", copy);
     return copy;

@@ -1,9 +1,9 @@
 import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { NAME_MAX } from "./cli/check-paths.js";
-import { BatonError, describeSystemError } from "./errors.js";
-import { temporaryName } from "./report/atomic-write.js";
-import { loadReaperAddon } from "./run/reaper.js";
+import { NAME_MAX } from "../base/files.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
+import { temporaryName } from "../base/atomic-write.js";
+import { loadNativeAddon } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
 // file, from its start until it has written POST or POST.err; the kernel drops the lock when the process dies, however
@@ -11,8 +11,8 @@ import { loadReaperAddon } from "./run/reaper.js";
 // POST.err, knows the step it waits for died without handing on. flock works across PID namespaces and needs only
 // read access: Tekton mounts the other steps' folders read-only. The file's name is baton's own (a Gemfile.lock beside
 // an awaited Gemfile is not a lock of ours), and a waiter trusts it only when it is a regular file that says so
-// (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. flock() is not in Node: the reaper's
-// addon has it.
+// (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. flock() is not in Node: baton's
+// native addon (src/addon/) has it.
 
 /** How often a waiter looks at the lock of the step it waits for: a death is noticed within this (and < 2 s). */
 export const LIVENESS_POLL_MS = 500;
@@ -67,7 +67,7 @@ export function holdLivenessLock(file: string, warn: (message: string) => void):
   try {
     fchmodSync(fd, 0o644);
     writeSync(fd, LIVENESS_MARK);
-    const failed = loadReaperAddon().flock(fd, LOCK_EX | LOCK_NB);
+    const failed = loadNativeAddon().flock(fd, LOCK_EX | LOCK_NB);
     if (failed !== 0) throw Object.assign(new Error(`flock: errno ${failed}`), { code: `errno ${failed}` });
     renameSync(temporary, lockFile);
     held.set(file, fd);
@@ -118,7 +118,7 @@ export function holderDied(file: string): boolean {
   const opened = openLivenessFile(file);
   if (opened === undefined) return false;
   try {
-    return loadReaperAddon().flock(opened.fd, LOCK_SH | LOCK_NB) === 0; // free: the holder is gone
+    return loadNativeAddon().flock(opened.fd, LOCK_SH | LOCK_NB) === 0; // free: the holder is gone
   } catch {
     return false;
   } finally {
