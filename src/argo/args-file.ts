@@ -4,13 +4,14 @@ import { readRegularFile } from "./safe-read.js";
 
 // ARGO_CONTAINER_ARGS_FILE: the controller moves a container's args to its ConfigMap when their JSON is over
 // 128 KiB (workflowpod.go); the emissary appends them to the arguments it was given (emissary.go). Then any argument
-// longer than MAX_ARG_BYTES is written to /tmp/argo_arg_<i>.txt and passed as @/tmp/argo_arg_<i>.txt, as exec()
-// would refuse it (Linux: 128 KiB per argument). The program must understand @file.
+// that exec() would refuse is written to /tmp/argo_arg_<i>.txt and passed as @/tmp/argo_arg_<i>.txt (the program must
+// understand @file). Linux refuses an argument of MAX_ARG_BYTES bytes and more (its limit counts the NUL); Argo
+// offloads only those over it, so an argument of exactly 131072 bytes fails there (E2BIG) and is offloaded here.
 
-/** common.MaxEnvVarLen. */
+/** common.MaxEnvVarLen, and Linux's MAX_ARG_STRLEN (which includes the terminating NUL). */
 export const MAX_ARG_BYTES = 131072;
 /** A ConfigMap holds at most 1 MiB; a file far larger is not the controller's. */
-const ARGS_FILE_LIMIT = 64 * 1024 * 1024;
+export const ARGS_FILE_LIMIT = 4 * 1024 * 1024;
 
 export function appendArgsFile(args: string[], file: string, offloadFolder = "/tmp"): string[] {
   let data: Buffer;
@@ -29,7 +30,7 @@ export function appendArgsFile(args: string[], file: string, offloadFolder = "/t
     throw new BatonError("failed to unmarshal container args: not a JSON array of strings");
   }
   const all = [...args, ...((parsed as string[] | null) ?? [])];
-  return all.map((arg, i) => (Buffer.byteLength(arg) > MAX_ARG_BYTES ? `@${offload(arg, `${offloadFolder}/argo_arg_${i}.txt`, i)}` : arg));
+  return all.map((arg, i) => (Buffer.byteLength(arg) >= MAX_ARG_BYTES ? `@${offload(arg, `${offloadFolder}/argo_arg_${i}.txt`, i)}` : arg));
 }
 
 /** Writes one long argument to its file (0644, replacing an older one; never through a symlink, never into a FIFO). */
