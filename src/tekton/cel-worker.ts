@@ -11,7 +11,7 @@ declare const BATON_BUNDLED: boolean | undefined;
 // listeners are JavaScript) or end it with V8's fatal out-of-memory abort (exit 134, no POST.err). In a worker, the main
 // thread stays free to hear them, and V8 ends the worker, not the process, at its heap limit.
 // The worker compiles the CEL chunk (src/tekton/cel-entry.ts and @bufbuild/cel), taken from the same payload as
-// everywhere else (src/chunks.ts). Run from the sources (the unit tests), there is no chunk: CEL runs in this thread.
+// everywhere else (src/process/chunks.ts). Run from the sources (the unit tests), there is no chunk: CEL runs in this thread.
 
 /** How long all of a step's CEL expressions may take together, and how much heap their worker may use. */
 export interface CelBudget {
