@@ -1,7 +1,6 @@
-import { closeSync, openSync, renameSync, rmSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { closeSync, openSync, renameSync } from "node:fs";
 import { describeSystemError } from "./errors.js";
-import { temporaryName } from "./report/atomic-write.js";
+import { createTemporaryBeside, removeQuietly } from "./safe-files.js";
 import { loadReaperAddon } from "./run/reaper.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.lock, beside its post
@@ -30,17 +29,17 @@ export function lockFileOf(file: string): string {
  */
 export function holdLivenessLock(file: string, warn: (message: string) => void): void {
   const lockFile = lockFileOf(file);
-  const temporary = join(dirname(lockFile), temporaryName(basename(lockFile)));
   let fd: number | undefined;
+  let temporary: string | undefined;
   try {
     const addon = loadReaperAddon();
-    fd = openSync(temporary, "w", 0o644);
+    ({ fd, temporary } = createTemporaryBeside(lockFile));
     const failed = addon.flock(fd, LOCK_EX | LOCK_NB);
     if (failed !== 0) throw Object.assign(new Error(`flock: errno ${failed}`), { code: `errno ${failed}` });
     renameSync(temporary, lockFile);
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd);
-    rmSync(temporary, { force: true });
+    if (temporary !== undefined) removeQuietly(temporary);
     warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
   }
 }

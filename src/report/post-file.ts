@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, unlinkSync } from "node:fs";
+import { existsSync, unlinkSync } from "node:fs";
 import { BatonError, describeSystemError } from "../errors.js";
 import { writeFileAtomic } from "./atomic-write.js";
 
@@ -34,13 +34,14 @@ export function writePostFile(postFile: string, success: boolean, record: PostRe
 
 /**
  * The last resort when writePostFile failed (a full disk): an empty POST.err, which needs an inode but no data block,
- * so the next step still ends instead of waiting forever (readers accept an empty post file). Created in place: an
- * empty file has no half-written state to hide. Returns the path, or undefined when even that failed.
+ * so the next step still ends instead of waiting forever (readers accept an empty post file). Written as every file is
+ * (a new temporary file, then rename), so a symlink planted at POST.err is replaced, not followed. Returns the path, or
+ * undefined when even that failed.
  */
 export function writeEmptyErrorPostFile(postFile: string): string | undefined {
   const path = postFilePath(postFile, false);
   try {
-    closeSync(openSync(path, "w"));
+    writeFileAtomic(path, "");
     removeIfPresent(postFile);
     return path;
   } catch {

@@ -42,9 +42,9 @@ test("a post file on a full disk: an empty POST.err still hands the failure on (
   assert.deepEqual(readOr(join(dir, "listing"), "").split("\n").filter((n) => n.startsWith("post") && n !== "post.lock"), ["post.err"]);
 });
 
-test("finding 5: a post file name of 251 bytes (POST.err is 255) is handed on; 252 is refused before the command runs", async () => {
+test("finding 5: a post file name of 250 bytes (POST.lock is 255) is handed on; 251 is refused before the command runs", async () => {
   const dir = tempDir();
-  const long = join(dir, "p".repeat(251));
+  const long = join(dir, "p".repeat(250));
   assert.equal((await runBaton(["--post-file", long, "--", "true"])).code, 0);
   assert.equal(existsSync(long), true);
   assert.equal((await runBaton(["--post-file", long, "--", "false"])).code, 1);
@@ -53,10 +53,10 @@ test("finding 5: a post file name of 251 bytes (POST.err is 255) is handed on; 2
   const wide = join(dir, "é".repeat(125)); // 250 bytes
   assert.equal((await runBaton(["--post-file", wide, "--", "true"])).code, 0);
   assert.equal(existsSync(wide), true);
-  const tooLong = join(dir, "q".repeat(252));
+  const tooLong = join(dir, "q".repeat(251));
   const exit = await runBaton(["--post-file", tooLong, "--", "sh", "-c", `touch ${dir}/ran`]);
   assert.equal(exit.code, 2);
-  assert.match(exit.stderr, /^baton: post file name q+ is too long: with \.err it must fit 255 bytes\n$/);
+  assert.match(exit.stderr, /^baton: post file name q+ is too long: q+\.lock must fit 255 bytes\n$/);
   assert.equal(existsSync(join(dir, "ran")), false);
   assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".")), [], "no temporary file left");
 });
