@@ -1,10 +1,11 @@
 // Bundles src/main.ts into dist/baton.cjs: one self-contained CommonJS file that runs on Node >= 20
 // with nothing beside it. CJS because it starts ~5 ms faster than an ESM bundle.
 // Code that only some steps run is built apart and appended to the bundle as a payload inside a trailing block
-// comment, which V8 skips without parsing (src/chunks.ts loads a chunk from it when a step needs it):
+// comment, which V8 skips without parsing (src/process/chunks.ts loads a chunk from it when a step needs it):
 //   baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
 //   baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
+//   baton-argo.cjs    `baton emissary` and `baton kill` (src/argo/chunk.ts), run only in Argo Workflows' pods
 // Each is a mark line `@baton-chunk NAME SHA256` and the chunk compressed with brotli, in base64 on one line (base64
 // has no `*/`, so the comment cannot end early). Compressed, the payload is ~90 KB instead of ~300 KB: V8 keeps the
 // whole file's text in memory, in every step.
@@ -22,7 +23,7 @@ const common = {
   target: "node20",
   minify: true,
   legalComments: "none",
-  // BATON_BUNDLED: src/chunks.ts loads chunks instead of importing the sources (which esbuild then leaves out).
+  // BATON_BUNDLED: src/process/chunks.ts loads chunks instead of importing the sources (which esbuild then leaves out).
   define: { BATON_VERSION: JSON.stringify(version), BATON_BUNDLED: "true" },
   metafile: true,
   logLevel: "warning",
@@ -32,6 +33,7 @@ const CHUNKS = [
   ["baton-tekton.cjs", "src/tekton/chunk.ts"],
   ["baton-cel.cjs", "src/tekton/cel-entry.ts"],
   ["baton-init.cjs", "src/init/install.ts"],
+  ["baton-argo.cjs", "src/argo/chunk.ts"],
 ];
 /** The line that opens the payload's comment; scripts/sea.mjs cuts the bundle there (it searches for this line). */
 const PAYLOAD_START = "/*baton-chunks\n";

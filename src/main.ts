@@ -1,17 +1,19 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
-import "./signals.js";
+import { endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
+import { checkPostFileNames } from "./handoff/post-file.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "./errors.js";
+import { BatonError, EXIT_FAILURE, fromChunk } from "./base/errors.js";
 import { loadInstallCommands } from "./init/load.js";
-import { closeStrayInspector } from "./inspector-guard.js";
+import { ARGO_COMMANDS, loadArgoCommands } from "./argo/load.js";
+import { closeStrayInspector } from "./process/inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
-import { warn } from "./warn.js";
-import { exitBaton } from "./exit.js";
+import { warn } from "./base/warn.js";
+import { exitBaton } from "./process/exit.js";
 
 
 async function main(argv: string[]): Promise<number> {
@@ -28,6 +30,13 @@ async function main(argv: string[]): Promise<number> {
     // Lazy: esbuild keeps sidecar mode in the same bundle but evaluates it only here.
     const { sidecarMode } = await import("./sidecar/main.js");
     return sidecarMode(argv.slice(1), { warn });
+  }
+  if (first !== undefined && ARGO_COMMANDS.includes(first)) {
+    try {
+      return await (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, warn });
+    } catch (error) {
+      throw fromChunk(error);
+    }
   }
   if (first === "init" || (first !== undefined && TEKTON_SUBCOMMANDS.includes(first))) {
     return installMode(first, argv.slice(1));
@@ -62,6 +71,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
     configureEvents({ file: options.events, postFile: options.postFile });
     emit("start", { mode: "step" });
     checkStepPaths(options);
+    checkPostFileNames(options);
     setUp = await prepareFeatures(options, tekton, warn);
   } catch (error) {
     reportEarlyFailure(findPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
@@ -71,7 +81,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   return runStep(options, { warn });
 }
 
-// A SIGUSR1 that came before signals.ts may have opened Node's inspector: look after the first tick, once the mode is
+// A SIGUSR1 that came before process/signals.ts may have opened Node's inspector: look after the first tick, once the mode is
 // under way, and once more a second later in case the inspector's thread was slow to listen.
 function closeInspectorOpenedAtStartup(): void {
   closeStrayInspector().then(

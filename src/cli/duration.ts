@@ -1,4 +1,4 @@
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 
 // Go's time.ParseDuration syntax, which Tekton and Kubernetes users already write: "300ms", "1.5s", "1h30m", "1m0s", "0".
 const UNIT_MS: Record<string, number> = {

@@ -1,6 +1,6 @@
-import { INIT_CHUNK, requireChunk } from "../chunks.js";
+import { INIT_CHUNK, requireChunk } from "../process/chunks.js";
 
-// `baton init` and Tekton's subcommands, from the init chunk inside the bundle (src/chunks.ts): only an init container runs them,
+// `baton init` and Tekton's subcommands, from the init chunk inside the bundle (src/process/chunks.ts): only an init container runs them,
 // so no step should read their code.
 
 declare const BATON_BUNDLED: boolean | undefined;

@@ -1,11 +1,11 @@
 import { writeSync } from "node:fs";
 import { basename } from "node:path";
-import { openForAppend } from "../safe-files.js";
+import { openForAppend } from "../base/safe-files.js";
 
 // baton's lifecycle as JSON lines, for the demo's timeline and for operators. Off unless BATON_EVENTS (or --events)
 // names a file or "stderr", so a step's log stays the user's. One write per line, with O_APPEND, so the lines of
 // several batons sharing one file never interleave. The file is opened once, at the first event, as every shared path
-// is (src/safe-files.ts: no symlink followed, a FIFO without a reader refused at once instead of blocking open(2));
+// is (src/base/safe-files.ts: no symlink followed, a FIFO without a reader refused at once instead of blocking open(2));
 // a FIFO with a reader gets non-blocking writes, and a line that does not fit in the pipe is dropped.
 
 let target: string | undefined = process.env.BATON_EVENTS || undefined;

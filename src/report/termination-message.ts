@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { describeSystemError } from "../errors.js";
-import { READ_LIMIT, readOptionalText } from "../safe-files.js";
+import { describeSystemError } from "../base/errors.js";
+import { READ_LIMIT, readOptionalText } from "../base/safe-files.js";
 import { COMPRESSED_PREFIX, compress, decompress } from "./compress.js";
 
 // The Kubernetes termination message in Tekton's format: a JSON array of {key, value, type}. The kubelet keeps at

@@ -1,13 +1,13 @@
 import { readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
-import { fromChunk } from "../errors.js";
-import { READ_LIMIT, readTextBounded } from "../safe-files.js";
+import { fromChunk } from "../base/errors.js";
+import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
 import { loadTektonFeatures } from "../tekton/load.js";
 
 // Whether a step uses Tekton's features that act around its command (src/tekton/step-features.ts: credentials before
 // the wait, $(steps...) substitution and `when` before the command). Only then is their code loaded, from
-// the Tekton chunk (src/chunks.ts): a plain step pays the few checks here and nothing more.
+// the Tekton chunk (src/process/chunks.ts): a plain step pays the few checks here and nothing more.
 
 /** What runs: the command (substituted), or why it does not (`when` false, or an unusable reference or expression). */
 export type CommandDecision = { run: string[] } | { skip: true } | { error: string };

@@ -1,27 +1,24 @@
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
-import { after } from "../clock.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "../errors.js";
+import { after } from "../base/clock.js";
+import { BatonError, EXIT_FAILURE, fromChunk } from "../base/errors.js";
 import { emit } from "../report/events.js";
-import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
-import { openCaptureFiles, startThreadPool, teeOutput } from "../run/output-tee.js";
-import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
-import { startCommand, type RunningCommand } from "../run/run-command.js";
+import { startThreadPool } from "../run/output-tee.js";
+import type { RunningCommand } from "../run/run-command.js";
 import { prepareToSpawn } from "../run/start-process.js";
-import { holdLivenessLock } from "../liveness-lock.js";
-import { endsWait, onSignal } from "../signals.js";
-import { waitForFile } from "../wait/wait-for-file.js";
+import { endsWait } from "../process/signals.js";
 import { loadTektonFeatures } from "../tekton/load.js";
 import { decideCommand } from "./features.js";
-import { handOn, reserveDescriptor } from "./hand-on.js";
+import { handOn } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
+import { STEP_WORLD, type StepPorts } from "./ports.js";
 import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
 
 // The step lifecycle, top to bottom: wait for the previous step, run the command, hand the baton on.
 // Each phase says what happened (a Happened); outcome.ts turns that into the outcome, and hand-on.ts writes it
 // (exitCode file, termination message, POST or POST.err). Whatever throws on the way, a Happened still comes out and
-// the post file is still written: runStep never throws.
+// the post file is still written: runStep never throws. What it touches of the world goes through ports.ts.
 
 export interface StepIO {
   warn(message: string): void;
@@ -34,6 +31,7 @@ class WaitEnded {
 
 /** What the phases share: when the step started (the wait, then the command's start), and the command once running. */
 interface StepState {
+  ports: StepPorts;
   startedAt: string;
   command: RunningCommand | undefined;
   /** Takes this step's liveness lock, once. */
@@ -44,22 +42,22 @@ interface StepState {
   skippedAtBreakpoint?: boolean;
 }
 
-export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
-  const step: StepState = { startedAt: now(), command: undefined };
-  if (options.postFile !== undefined) reserveDescriptor(dirname(options.postFile));
+export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts = STEP_WORLD): Promise<number> {
+  const step: StepState = { ports, startedAt: now(), command: undefined };
+  if (options.postFile !== undefined) ports.writer.reserveDescriptor(dirname(options.postFile));
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
-  // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
+  // Held until baton exits: the next step notices if this one is killed before it hands on (src/handoff/liveness-lock.ts).
   // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
   let locked = options.postFile === undefined;
   step.holdLock = () => {
-    if (!locked) holdLivenessLock(options.postFile!, io.warn);
+    if (!locked) ports.writer.holdLock(options.postFile!, io.warn);
     locked = true;
   };
   const waitAbort = new AbortController();
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
   // Before the command runs, a terminating signal ends the wait; once it runs, every signal goes to its group.
-  onSignal((signal) => {
+  ports.onSignal((signal) => {
     emit("signal", { signal, to: step.command?.pid ?? null });
     if (step.pause) {
       if (endsWait(signal) && !step.pause.signal.aborted) step.pause.abort(128 + signalNumber(signal));
@@ -70,7 +68,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
     }
   });
   // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.
-  const stopping = watchStopConditions(options, io.warn, () =>
+  const stopping = watchStopConditions(options, io.warn, ports.waiter, () =>
     endWait(new WaitEnded({ kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED })),
   );
 
@@ -90,13 +88,13 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
     } catch (error) {
       // The breakpoint cannot be held (its code did not load): hand on as without it, never leave the chain waiting.
       batonFailed(error, true, io);
-      return handOn(options, outcome, step.startedAt, io.warn);
+      return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
     }
   }
   if (outcome.handOn && outcome.exitCode !== 0) {
     io.warn(`the command failed with exit code ${outcome.exitCode}; continuing (--on-error continue)`);
   }
-  return handOn(options, outcome, step.startedAt, io.warn);
+  return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
 }
 
 /** Tekton's onFailure breakpoint: a failure of the command or of baton, not a timeout, a cancel or a skip. */
@@ -111,7 +109,7 @@ function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
  * the script wrote (0 when none).
  */
 async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
-  handOn(options, outcome, step.startedAt, io.warn, true);
+  step.ports.writer.handOn(options, outcome, step.startedAt, io.warn, true);
   const { waitForBreakpointExit } = await loadTektonFeatures();
   const pause = new AbortController();
   step.pause = pause;
@@ -144,7 +142,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
   try {
     for (const file of options.waitFiles) {
       emit("waiting", { file });
-      const found = await waitForFile(file, {
+      const found = await step.ports.waiter.wait(file, {
         content: options.waitFileContent,
         signal: waitAbort.signal,
         safetyPollMs: options.safetyPollMs,
@@ -203,30 +201,23 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
   const capture = options.stdoutPath !== undefined || options.stderrPath !== undefined;
   let files;
   try {
-    files = capture ? openCaptureFiles(options) : undefined;
+    files = capture ? step.ports.runner.openCapture(options) : undefined;
   } catch (error) {
     throw new BatonError(error instanceof Error ? error.message : String(error));
   }
   if (stopping.reason === "Cancelled") return { kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED };
-  // As PID 1 (or a subreaper) baton also inherits every orphan the command leaves: reap them.
-  startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
   step.startedAt = now();
-  const command = startCommand(
-    argv,
-    // Pipes only when asked: inherited stdio costs nothing and keeps the command's output unbuffered.
-    capture ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
-  );
+  const { command, copied } = step.ports.runner.start(argv, options, files, io.warn);
   step.holdLock?.();
   if (command.pid !== undefined) {
     step.command = command;
     emit("command", { argv, child: command.pid });
   }
-  const tee = files ? teeOutput(command, options, files, io.warn) : undefined;
   stopping.started(command);
   const result = await command.done;
   stopping.clear();
   emit("exited", { exitCode: result.exitCode, signal: result.signal });
-  await tee?.finish();
+  await copied();
 
   if (result.spawnError) {
     io.warn(result.spawnError);

@@ -1,8 +1,8 @@
 import { lstatSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { describeSystemError, usageError } from "../errors.js";
-import { writeFileAtomic } from "../report/atomic-write.js";
-import { makeFolders, makeOwnFolder, READ_LIMIT, readBounded, readOptionalText, readTextBounded } from "../safe-files.js";
+import { describeSystemError, usageError } from "../base/errors.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
+import { makeFolders, makeOwnFolder, READ_LIMIT, readBounded, readOptionalText, readTextBounded } from "../base/safe-files.js";
 import { goQuote, parseGoUrl, urlHasPath, urlWithUserPassword } from "./go-url.js";
 import type { CredentialFlags } from "../cli/step-options.js";
 

@@ -1,10 +1,10 @@
-import { CEL_CHUNK, requireChunk } from "../chunks.js";
+import { CEL_CHUNK, requireChunk } from "../process/chunks.js";
 
 declare const BATON_BUNDLED: boolean | undefined;
 import type { CelEvaluator } from "./when.js";
 
 // The CEL evaluator (src/tekton/cel-entry.ts and @bufbuild/cel, ~280 KB minified) is a chunk of its own inside the
-// bundle (src/chunks.ts), loaded only for a step whose `when` has a `cel` entry.
+// bundle (src/process/chunks.ts), loaded only for a step whose `when` has a `cel` entry.
 
 export async function loadCel(): Promise<CelEvaluator> {
   if (typeof BATON_BUNDLED !== "boolean") return (await import("./cel-entry.js")).evaluateCel;

@@ -1,8 +1,8 @@
-import { requireChunk, TEKTON_CHUNK } from "../chunks.js";
+import { requireChunk, TEKTON_CHUNK } from "../process/chunks.js";
 
 declare const BATON_BUNDLED: boolean | undefined;
 
-// Tekton's features for a step, from the Tekton chunk inside the bundle (src/chunks.ts), or from the sources when not bundled.
+// Tekton's features for a step, from the Tekton chunk inside the bundle (src/process/chunks.ts), or from the sources when not bundled.
 
 export type TektonFeatures = typeof import("./chunk.js");
 

@@ -1,6 +1,6 @@
 // A shared run folder written by a hostile step (issue 20): FIFOs, symlinks, devices, huge files and planted
 // temporary names at the paths baton opens. Each case runs on the bundle and on the standalone build; each failed on
-// the code before src/safe-files.ts (BATON_TEST_BUNDLE=<old bundle>): a hang, a followed link, a 16 GB read.
+// the code before src/base/safe-files.ts (BATON_TEST_BUNDLE=<old bundle>): a hang, a followed link, a 16 GB read.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

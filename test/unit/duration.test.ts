@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseDuration } from "../../src/cli/duration.js";
-import { BatonError } from "../../src/errors.js";
+import { BatonError } from "../../src/base/errors.js";
 
 test("parses Go durations into milliseconds", () => {
   const cases: [string, number][] = [

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
+import { NAME_MAX } from "./files.js";
 
 // The run folders are shared by containers of different images and authors: any path baton did not create may be a
 // symlink to another step's secret, a FIFO that blocks open(2) for ever, a device that never ends, or a folder. The one
@@ -18,9 +19,6 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK, O
 
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
 const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY;
-
-/** The longest file name Linux file systems take (NAME_MAX), in bytes. */
-export const NAME_MAX = 255;
 
 /** Bounds on what baton reads from a file it did not write, in bytes, by kind (docs/reference.md lists them). */
 export const READ_LIMIT = {

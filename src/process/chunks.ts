@@ -1,12 +1,13 @@
 import { dirname } from "node:path";
-import { BatonError, describeSystemError } from "./errors.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
 
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
 // appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.
 // Every step reads and pre-parses dist/baton.cjs at start-up, and a feature's code inside it as code would cost every
 // step (~8 M instructions for 20 KB), while a comment is skipped at no measurable cost (docs/design.md#start-up).
 // The chunks: baton-tekton.cjs holds Tekton's features (credentials, $(steps...) substitution, when, the debug
-// breakpoints), baton-cel.cjs the CEL evaluator, baton-init.cjs `baton init` and Tekton's subcommands. The standalone
+// breakpoints), baton-cel.cjs the CEL evaluator, baton-init.cjs `baton init` and Tekton's subcommands, baton-argo.cjs
+// `baton emissary` and `baton kill` (Argo Workflows). The standalone
 // build carries the same comment as a SEA asset, since it has no JavaScript file of its own to read.
 // Run from the sources (the unit tests), there is no payload: callers import the modules themselves.
 
@@ -16,6 +17,7 @@ import { BatonError, describeSystemError } from "./errors.js";
 export const TEKTON_CHUNK = "baton-tekton.cjs";
 export const CEL_CHUNK = "baton-cel.cjs";
 export const INIT_CHUNK = "baton-init.cjs";
+export const ARGO_CHUNK = "baton-argo.cjs";
 /** The name of the standalone build's asset that holds the payload (scripts/sea.mjs). */
 const SEA_ASSET = "baton-chunks";
 

@@ -1,18 +1,18 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
-import { createTemporaryBeside, makeFolders, refusalOf, removeQuietly, typeName, UnsafeFileError, writeAll } from "../safe-files.js";
+import { createTemporaryBeside, makeFolders, refusalOf, removeQuietly, typeName, UnsafeFileError, writeAll } from "./safe-files.js";
 
 const { O_WRONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 
 /**
  * Writes `content` to `path` so that a reader sees either nothing or the whole file, and nothing planted at `path` or
  * beside it is followed: a new temporary file (createTemporaryBeside), then rename. Parent folders are created
- * (makeFolders). `mode`: exactly this mode (fchmod, whatever the umask); without it 0644 less the umask. Throws the
+ * (makeFolders). `mode`: exactly this mode (fchmod, whatever the umask); without it 0666 less the umask, as open(2) makes it. Throws the
  * system error (ENOSPC, EROFS, ...) on failure, leaving no temporary file behind.
  */
 export function writeFileAtomic(path: string, content: string | Buffer, mode?: number): void {
   makeFolders(dirname(path));
-  const { fd, temporary } = createTemporaryBeside(path, mode ?? 0o644);
+  const { fd, temporary } = createTemporaryBeside(path, mode ?? 0o666);
   try {
     try {
       if (mode !== undefined) fchmodSync(fd, mode);

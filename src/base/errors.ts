@@ -25,7 +25,7 @@ export function describeSystemError(error: unknown): string {
 }
 
 /**
- * A chunk (src/chunks.ts) bundles its own copy of this module, so its BatonErrors fail `instanceof BatonError`
+ * A chunk (src/process/chunks.ts) bundles its own copy of this module, so its BatonErrors fail `instanceof BatonError`
  * here: this turns one back into ours (message and exit code kept). Not Symbol.hasInstance on the class: defining it
  * makes V8 drop a fast path of every `instanceof`, which cost every step ~2% of its start-up instructions.
  */
