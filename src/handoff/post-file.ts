@@ -4,7 +4,7 @@ import { BatonError, describeSystemError, usageError } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { NAME_MAX } from "../base/files.js";
 import type { StepOptions } from "../cli/step-options.js";
-import { lockFileOf } from "./liveness-lock.js";
+import { livenessFileOf } from "./liveness-lock.js";
 
 // The baton itself: POST on success, POST.err on failure, never both. One line of JSON; readers also accept an
 // empty file, as older tools write.
@@ -22,9 +22,9 @@ export interface PostRecord {
 
 /**
  * Before anything waits or runs (after src/cli/check-paths.ts made the folders): every name baton derives from POST
- * must be valid, or a step would run its command and then hand on nothing, or run unwatched: POST.err, the liveness
- * lock, and with the debug breakpoints POST.breakpointexit.err and POST.beforestepexit.err (temporary names are cut
- * to fit: src/base/safe-files.ts). And no output file may be one of them: the command's output written into POST
+ * must be valid, or a step would run its command and then hand on nothing: POST.err, and with the debug breakpoints
+ * POST.breakpointexit.err and POST.beforestepexit.err (the liveness file's name and the temporary names are cut to
+ * fit). And no output file may be one of them: the command's output written into POST
  * would start the next step while the command still runs. Usage errors.
  */
 export function checkPostFileNames(
@@ -33,14 +33,14 @@ export function checkPostFileNames(
   const postFile = options.postFile;
   if (postFile === undefined) return;
   const post = basename(postFile);
-  const derived = [`${post}.err`, basename(lockFileOf(postFile))];
+  const derived = [`${post}.err`];
   if (options.breakpointOnFailure) derived.push(`${post}.breakpointexit.err`);
   if (options.debugBeforeStep) derived.push(`${post}.beforestepexit.err`);
   const longest = derived.reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a));
   if (Buffer.byteLength(longest) > NAME_MAX) {
     throw usageError(`post file name ${post} is too long: ${longest} must fit ${NAME_MAX} bytes`);
   }
-  const handOn = [postFile, `${postFile}.err`, lockFileOf(postFile)].map(samePath);
+  const handOn = [postFile, `${postFile}.err`, livenessFileOf(postFile)].map(samePath);
   const written: [string | undefined, string][] = [
     [options.terminationPath, "--termination-path"],
     [options.stdoutPath, "--stdout-path"],

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { monotonicMs } from "../base/clock.js";
-import { holdLivenessLock } from "../handoff/liveness-lock.js";
+import { holdLivenessLock, releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_FAILURE } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { writeEmptyErrorPostFile } from "../handoff/post-file.js";
@@ -32,7 +32,7 @@ class StoppedBySignal {
 }
 
 type FirstOutcome =
-  | { kind: "stop"; file: string; writerDied: boolean }
+  | { kind: "stop"; file: string; stopFile: string; writerDied: boolean }
   | { kind: "exited"; result: CommandResult }
   | { kind: "failed"; error: unknown };
 
@@ -45,18 +45,17 @@ const never = new Promise<never>(() => {});
  */
 export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promise<number> {
   const readyFile = options.readyFile;
-  if (readyFile) {
-    clearReadyFile(readyFile);
-    // The first step waiting on READY notices if this baton is killed before the sidecar is ready.
-    holdLivenessLock(readyFile, io.warn);
-  }
+  if (readyFile) clearReadyFile(readyFile);
   const state = { ready: false };
   let exitCode = EXIT_FAILURE;
   try {
+    // The first step waiting on READY notices if this baton is killed before the sidecar is ready.
+    if (readyFile) holdLivenessLock(readyFile, io.warn);
     exitCode = await sidecarLifecycle(options, io, state);
     return exitCode;
   } finally {
     if (readyFile && !state.ready) markNotReady(readyFile, exitCode);
+    if (readyFile) releaseLivenessLock(readyFile);
   }
 }
 
@@ -92,7 +91,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   });
 
   const first: FirstOutcome = await Promise.race([
-    stopFile.then(({ name, writerDied }): FirstOutcome => ({ kind: "stop", file: name, writerDied }), (error): FirstOutcome => ({ kind: "failed", error })),
+    stopFile.then(({ name, file, writerDied }): FirstOutcome => ({ kind: "stop", file: name, stopFile: file, writerDied }), (error): FirstOutcome => ({ kind: "failed", error })),
     command ? command.done.then((result): FirstOutcome => ({ kind: "exited", result })) : never,
     // Readiness decides nothing by succeeding; only a failure to write the ready file ends the race.
     readiness
@@ -135,7 +134,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
 
   // 3c. A stop file appeared (or the step that writes it was killed): the steps are over. Stop the sidecar on purpose; that is a success.
   emit("stopping", { file: first.file });
-  if (first.writerDied) io.warn(`the step that writes ${first.file.slice(0, -".lock".length)} died before it handed on: stopping`);
+  if (first.writerDied) io.warn(`the step that writes ${first.stopFile} died before it handed on: stopping`);
   if (options.readyProbe && !state.ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
   if (options.stopUrls.length > 0) {
     const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));
@@ -167,6 +166,7 @@ async function becomeReady(probe: Probe, readyFile: string, signal: AbortSignal)
   } catch (error) {
     throw new BatonError(`cannot write ready file ${readyFile}: ${describeSystemError(error)}`);
   }
+  releaseLivenessLock(readyFile); // READY is there: a waiter blocked on the lock wakes and finds it
   emit("probe-ok", { probe: probe.text, file: readyFile });
 }
 
@@ -185,7 +185,7 @@ export function markNotReady(readyFile: string, exitCode: number): void {
     writeFileAtomic(`${readyFile}.err`, `${JSON.stringify({ exitCode, reason: "NotReady", finishedAt: new Date().toISOString() })}\n`);
   } catch {
     // A full disk: an empty READY.err (an inode, no data block) still ends the first step's wait. Otherwise nothing
-    // better to do: the exit code and the message on stderr say what happened, and READY.lock goes with this baton.
+    // better to do: the exit code and the message on stderr say what happened, and the liveness lock goes with this baton.
     writeEmptyErrorPostFile(readyFile);
   }
 }

@@ -39,12 +39,12 @@ test("a post file on a full disk: an empty POST.err still hands the failure on (
   assert.match(exit.stderr, /^baton: cannot write post file .*ENOSPC/m);
   assert.match(exit.stderr, /^baton: wrote an empty .*\/full\/post\.err instead/m);
   assert.equal(readOr(join(dir, "size"), "").trim(), "0");
-  assert.deepEqual(readOr(join(dir, "listing"), "").split("\n").filter((n) => n.startsWith("post") && n !== "post.lock"), ["post.err"]);
+  assert.deepEqual(readOr(join(dir, "listing"), "").split("\n").filter((n) => n.startsWith("post") && n !== "post.baton-live"), ["post.err"]);
 });
 
-test("finding 5: a post file name of 250 bytes (POST.lock is 255) is handed on; 251 is refused before the command runs", async () => {
+test("finding 5: a post file name of 251 bytes (POST.err is 255) is handed on; 252 is refused before the command runs", async () => {
   const dir = tempDir();
-  const long = join(dir, "p".repeat(250));
+  const long = join(dir, "p".repeat(251));
   assert.equal((await runBaton(["--post-file", long, "--", "true"])).code, 0);
   assert.equal(existsSync(long), true);
   assert.equal((await runBaton(["--post-file", long, "--", "false"])).code, 1);
@@ -53,10 +53,10 @@ test("finding 5: a post file name of 250 bytes (POST.lock is 255) is handed on; 
   const wide = join(dir, "é".repeat(125)); // 250 bytes
   assert.equal((await runBaton(["--post-file", wide, "--", "true"])).code, 0);
   assert.equal(existsSync(wide), true);
-  const tooLong = join(dir, "q".repeat(251));
+  const tooLong = join(dir, "q".repeat(252));
   const exit = await runBaton(["--post-file", tooLong, "--", "sh", "-c", `touch ${dir}/ran`]);
   assert.equal(exit.code, 2);
-  assert.match(exit.stderr, /^baton: post file name q+ is too long: q+\.lock must fit 255 bytes\n$/);
+  assert.match(exit.stderr, /^baton: post file name q+ is too long: q+\.err must fit 255 bytes\n$/);
   assert.equal(existsSync(join(dir, "ran")), false);
   assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".")), [], "no temporary file left");
 });

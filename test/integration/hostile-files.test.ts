@@ -179,23 +179,24 @@ for (const [build, label] of BUILDS) {
     }
   });
 
-  test(`${label}: a post name whose lock name would be over 255 bytes is refused: exit 2, POST.err where it fits`, async () => {
+  test(`${label}: a post name whose debug file's name would be over 255 bytes is refused: exit 2, POST.err`, async () => {
     const dir = tempDir();
-    const post = join(dir, "p".repeat(251)); // POST.err is 255 bytes, POST.lock 256
-    const exit = await runWithin(["--post-file", post, "--", "touch", join(dir, "ran")], build ? { baton: [...build] } : {});
+    const post = join(dir, "p".repeat(240)); // POST.err is 244 bytes, POST.breakpointexit.err 260
+    const exit = await runWithin(["--post-file", post, "--breakpoint-on-failure", "--", "touch", join(dir, "ran")], build ? { baton: [...build] } : {});
     assert.equal(exit.code, 2, exit.stderr);
-    assert.match(exit.stderr, /^baton: post file name p+ is too long: p+\.lock must fit 255 bytes\n$/);
+    assert.match(exit.stderr, /^baton: post file name p+ is too long: p+\.breakpointexit\.err must fit 255 bytes\n$/);
     assert.equal(existsSync(join(dir, "ran")), false);
     assert.equal(readJson(`${post}.err`).exitCode, 2);
   });
 
-  test(`${label}: as PID 1, symlinks planted at the old predictable temporary names (POST's, POST.lock's) are never followed`, { skip: skipRoot }, async () => {
+  test(`${label}: as PID 1, symlinks planted at the old predictable temporary names (POST's, its liveness file's) are never followed`, { skip: skipRoot }, async () => {
     const dir = tempDir();
     const post = join(dir, "post");
     writeFileSync(join(dir, "victim"), "VICTIM");
     for (let n = 0; n < 4; n++) {
       symlinkSync(join(dir, "victim"), join(dir, `.post.1.${n}.tmp`));
       symlinkSync(join(dir, "victim"), join(dir, `.post.lock.1.${n}.tmp`));
+      symlinkSync(join(dir, "victim"), join(dir, `.post.baton-live.1.${n}.tmp`));
     }
     const exit = await runWithin(["--post-file", post, "--", "true"], { pid1: true, ...(build ? { baton: [...build] } : {}) });
     assert.equal(exit.code, 0, exit.stderr);
