@@ -140,8 +140,9 @@ e2e: $(IMAGE) $(NODE_MODULES)
 demo: $(BUNDLE) $(ADDON)
 	node --import tsx scripts/podrunner/demo.ts $(if $(filter-out 0,$(FAIL)),--fail)
 
+# BENCH_ARGS passes options to scripts/bench.mjs: `make bench BENCH_ARGS="--only 8 --steps 50,200,500"`.
 bench: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA)
-	node scripts/bench.mjs
+	node scripts/bench.mjs $(BENCH_ARGS)
 
 clean:
 	rm -rf dist build .bench

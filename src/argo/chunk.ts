@@ -1,4 +1,4 @@
-// The Argo chunk, baton-argo.cjs (src/chunks.ts): `baton emissary` and `baton kill`. Loaded only by a container of
+// The Argo chunk, baton-argo.cjs (src/process/chunks.ts): `baton emissary` and `baton kill`. Loaded only by a container of
 // an Argo workflow pod, so a Tekton or plain step never reads it. The signal hub and the warnings are the host's:
 // the chunk bundles its own copies of the modules it imports, and the hub's listeners must exist only once.
 import { BatonError } from "../base/errors.js";

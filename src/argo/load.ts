@@ -1,6 +1,6 @@
 import { ARGO_CHUNK, requireChunk } from "../process/chunks.js";
 
-// `baton emissary` and `baton kill`, from the Argo chunk inside the bundle (src/chunks.ts), or from the sources when
+// `baton emissary` and `baton kill`, from the Argo chunk inside the bundle (src/process/chunks.ts), or from the sources when
 // not bundled: only Argo's pods run them, so no other step reads their code.
 
 declare const BATON_BUNDLED: boolean | undefined;
