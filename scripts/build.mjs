@@ -54,6 +54,14 @@ for (const [name, entry] of CHUNKS) {
   });
   payload += `@baton-chunk ${name} ${digest}\n${compressed.toString("base64")}\n`;
 }
+// V8 keeps the bundle's text for the life of every step (functions compile lazily, from it), in one byte per character
+// only while every character is Latin-1: one Greek mu made it two, +160 KiB of RssAnon in every waiting step. ASCII,
+// the simpler rule, is checked here (esbuild escapes non-ASCII in strings, not in regular expression literals).
+const firstNonAscii = result.outputFiles[0].contents.findIndex((byte) => byte > 0x7f);
+if (firstNonAscii >= 0) {
+  const around = Buffer.from(result.outputFiles[0].contents.subarray(Math.max(0, firstNonAscii - 40), firstNonAscii + 10)).toString();
+  throw new Error(`dist/baton.cjs would hold a non-ASCII character (write it as a \\u escape in src/): ...${around}...`);
+}
 // write: false above, so nothing has made dist/ yet on a clean clone.
 mkdirSync("dist", { recursive: true });
 writeFileSync("dist/baton.cjs", Buffer.concat([result.outputFiles[0].contents, Buffer.from(`${payload}*/\n`)]));

@@ -33,25 +33,32 @@ const builtin: Builtin = (id) => {
  * digest written beside it, decompressed and compiled as a CommonJS module. Any failure is one BatonError.
  */
 export function requireChunk<T>(name: string): T {
-  // Only the standalone build (Node 24) can be a SEA; before Node 20.16 there is no getBuiltinModule, and before 20.12
-  // node:sea has no isSea.
-  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  const sea = getBuiltin?.("node:sea") as typeof import("node:sea") | undefined;
-  const standalone = sea?.isSea?.() === true;
-  const file = standalone ? process.execPath : __filename;
-  let source: string;
-  try {
-    source = chunkSource(standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(file, "latin1"), name);
-  } catch (error) {
-    const reason = error instanceof BatonError ? error.message : describeSystemError(error);
-    throw new BatonError(`cannot load ${name} from ${file}: ${reason}: baton is not installed whole`);
-  }
+  const { source, file } = chunkCode(name);
   const module = { exports: {} as T };
   const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
   const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename: `${file}#${name}` });
   // The chunk's own loads (the Tekton chunk loads the CEL chunk, the reaper addon) look where the bundle's do.
   wrapper.call(module.exports, module.exports, require, module, file, dirname(file));
   return module.exports;
+}
+
+/**
+ * A chunk's JavaScript, checked, and the file it came from: what requireChunk compiles, and what a worker thread gets
+ * to compile on its own (src/tekton/cel-worker.ts).
+ */
+export function chunkCode(name: string): { source: string; file: string } {
+  // Only the standalone build (Node 24) can be a SEA; before Node 20.16 there is no getBuiltinModule, and before 20.12
+  // node:sea has no isSea.
+  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  const sea = getBuiltin?.("node:sea") as typeof import("node:sea") | undefined;
+  const standalone = sea?.isSea?.() === true;
+  const file = standalone ? process.execPath : __filename;
+  try {
+    return { source: chunkSource(standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(file, "latin1"), name), file };
+  } catch (error) {
+    const reason = error instanceof BatonError ? error.message : describeSystemError(error);
+    throw new BatonError(`cannot load ${name} from ${file}: ${reason}: baton is not installed whole`);
+  }
 }
 
 /** The chunk's JavaScript from the text of the payload: `\n@baton-chunk NAME SHA256\nBASE64\n` (scripts/build.mjs). */

@@ -30,16 +30,19 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
   }
 }
 
-/** Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. */
-export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+/**
+ * Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. Rejects
+ * with `signal.reason` when `signal` aborts while a `when` is evaluated.
+ */
+export async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
   const { command } = options;
   const inEnv = Object.values(process.env).some((value) => value !== undefined && value.includes(STEP_REFERENCE));
   const used = options.when !== undefined || inEnv || command.some((arg) => arg.includes(STEP_REFERENCE)) || isScriptWithReference(command, options.tektonRoot);
   if (!used) return { run: command };
   try {
-    return await (await loadTektonFeatures()).decideCommand(options);
+    return await (await loadTektonFeatures()).decideCommand(options, signal);
   } catch (error) {
-    throw fromChunk(error);
+    throw fromChunk(error); // signal.reason as it is
   }
 }
 

@@ -68,13 +68,14 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
     }
   });
   // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.
-  const stopping = watchStopConditions(options, io.warn, ports.waiter, () =>
-    endWait(new WaitEnded({ kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED })),
-  );
+  const stopping = watchStopConditions(options, io.warn, ports.waiter, (reason) => {
+    const exitCode = reason === "Cancelled" ? EXIT_CANCELLED : EXIT_TIMEOUT;
+    endWait(new WaitEnded({ kind: "not-started", reason, exitCode }));
+  });
 
   let happened: Happened;
   try {
-    happened = (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, io));
+    happened = (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, waitAbort.signal, io));
   } catch (error) {
     happened = batonFailed(error, step.command !== undefined, io);
   } finally {
@@ -188,10 +189,20 @@ function ended(wait: WaitEnded, io: StepIO): Happened {
   return wait.happened;
 }
 
-/** 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. */
-async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, io: StepIO): Promise<Happened> {
+/**
+ * 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. Until it starts,
+ * `notStarted` aborts on what ends a wait (a signal, --timeout, --cancel-file): the command then never starts.
+ */
+async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, notStarted: AbortSignal, io: StepIO): Promise<Happened> {
+  stopping.waitOver();
   // Tekton's runtime $(steps...) substitution and `when`, once the previous steps are done.
-  const decision = await decideCommand(options);
+  let decision;
+  try {
+    decision = await decideCommand(options, notStarted);
+  } catch (error) {
+    if (error instanceof WaitEnded) return ended(error, io);
+    throw error;
+  }
   if ("skip" in decision) {
     io.warn("skipping the command: its when expressions are false");
     return { kind: "when-false" };
@@ -205,7 +216,8 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
   } catch (error) {
     throw new BatonError(error instanceof Error ? error.message : String(error));
   }
-  if (stopping.reason === "Cancelled") return { kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED };
+  // A signal, a cancel or the timeout that came before this turn: the step was told to stop, so nothing starts.
+  if (notStarted.aborted) return ended(notStarted.reason as WaitEnded, io);
   step.startedAt = now();
   const { command, copied } = step.ports.runner.start(argv, options, files, io.warn);
   step.holdLock?.();

@@ -1,7 +1,7 @@
 import type { StepOptions } from "../cli/step-options.js";
 import type { CommandDecision } from "../step/features.js";
 import { copyCredentialsToHome, readCredentials, writeCredentials } from "./credentials.js";
-import { loadCel } from "./load-cel.js";
+import { allCelTrue, celBudget } from "./cel-worker.js";
 import { substituteCommand, SubstitutionError } from "./substitute.js";
 import { evaluateWhen, parseWhen } from "./when.js";
 
@@ -14,7 +14,10 @@ import { evaluateWhen, parseWhen } from "./when.js";
  * returns what to do once the options are all checked: write the credentials, and copy them into $HOME.
  */
 export function prepareFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void {
-  if (options.when !== undefined) parseWhen(options.when);
+  if (options.when !== undefined) {
+    parseWhen(options.when);
+    celBudget(process.env);
+  }
   const credsDir = `${options.tektonRoot}/creds`;
   const secretsRoot = `${options.tektonRoot}/creds-secrets`;
   const flags = options.credentials;
@@ -27,9 +30,10 @@ export function prepareFeatures(options: StepOptions, copyCredentials: boolean, 
 
 /**
  * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
- * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
+ * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated. Rejects with
+ * `signal.reason` when `signal` aborts first (a signal, --timeout or --cancel-file while CEL runs).
  */
-export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+export async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
   let command: string[];
   try {
     const substituted = substituteCommand(options.command, process.env, options.tektonRoot);
@@ -41,8 +45,11 @@ export async function decideCommand(options: StepOptions): Promise<CommandDecisi
   }
   if (options.when !== undefined) {
     try {
-      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, loadCel))) return { skip: true };
+      const budget = celBudget(process.env);
+      const allTrue = (cels: readonly string[]) => allCelTrue(cels, budget, signal);
+      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, allTrue))) return { skip: true };
     } catch (error) {
+      if (signal.aborted && error === signal.reason) throw error;
       return { error: error instanceof Error ? error.message : String(error) };
     }
   }
