@@ -41,8 +41,8 @@ test("a dependency whose baton is killed (SIGKILL, no exitcode): the dependent e
   assert.equal((await pod.start("a", ["true"]).exited).code, 0);
   await fileAppears(join(work, "b.pid"));
   b.child.kill("SIGKILL");
+  process.kill(Number(readFileSync(join(work, "b.pid"), "utf8")), "SIGKILL"); // it holds b's stdout: b.exited waits for it
   await b.exited;
-  process.kill(Number(readFileSync(join(work, "b.pid"), "utf8")), "SIGKILL");
   const rc = await c.exited;
   assert.equal(rc.code, 64);
   assert.equal(pod.read("b", "exitcode"), undefined, "b's baton died without writing one");
@@ -94,8 +94,8 @@ test("a sidecar stops when the main container's baton died without an exitcode (
   await fileAppears(join(work, "main.pid"));
   await fileAppears(join(pod.dir("main"), "exitcode.lock"));
   main.child.kill("SIGKILL");
-  await main.exited;
   process.kill(Number(readFileSync(join(work, "main.pid"), "utf8")), "SIGKILL");
+  await main.exited;
   assert.equal((await side.exited).code, 0);
 });
 

@@ -178,3 +178,15 @@ test("an error's message goes to /dev/termination-log where the kubelet made one
   assert.equal(outside.code, 64);
   assert.equal(existsSync("/dev/termination-log"), hadOne, "no /dev/termination-log made outside a pod");
 });
+
+test("ctr/NAME that is a symlink: exit 64, and no exitcode is written through it", async () => {
+  const pod = argoPod();
+  const elsewhere = tempDir();
+  pod.template({});
+  mkdirSync(join(pod.root, "ctr"));
+  symlinkSync(elsewhere, pod.dir("main"));
+  const run = await pod.start("main", ["true"]).exited;
+  assert.equal(run.code, 64);
+  assert.match(run.stderr, /failed to create ctr directory: .* is not a directory/);
+  assert.ok(!existsSync(join(elsewhere, "exitcode")));
+});
