@@ -57,6 +57,8 @@ export async function runEmissary(args: readonly string[], env: NodeJS.ProcessEn
     return EXIT_EMISSARY_FAILURE;
   } finally {
     try {
+      // Never into something that is not a folder at ctr/NAME (a symlink would take the write elsewhere).
+      if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) throw new Error(`${dir} is not a directory`);
       writeExitCode(`${dir}/exitcode`, state.exitCode);
     } catch (error) {
       host.warn(`failed to write exit code to ${dir}/exitcode: ${describeSystemError(error)}`);
@@ -71,9 +73,9 @@ interface Where {
 }
 
 async function lifecycle(args: readonly string[], env: NodeJS.ProcessEnv, host: ArgoHost, where: Where, state: { exitCode: number }): Promise<number> {
-  const [program, ...programArgs] = parseEmissaryArgs(args);
   // umask 0, as Argo: ctr/ and the capture files are shared by containers of other users (the command inherits it).
   process.umask(0);
+  const [program, ...programArgs] = parseEmissaryArgs(args);
   makeContainerDir(where.dir);
   holdLivenessLock(`${where.dir}/exitcode`, host.warn);
   const router = new SignalRouter(host);

@@ -5,8 +5,9 @@ import type { Readable } from "node:stream";
 
 // Starts a program in a process group of its own (setsid). With inherited stdio (every step that does not capture
 // its output) it goes through `process_wrap`, the binding that child_process.spawn itself calls: loading
-// node:child_process costs 5-9 ms of every step's start-up (it pulls in net, stream and dgram), the binding 0.1 ms
-// (make bench, issue 6). process.binding() is a documentation-only deprecation (DEP0111), but the binding is internal:
+// node:child_process would cost every step's start-up ~14 M instructions (it pulls in net, stream and dgram), the
+// binding almost nothing (docs/design.md, "Starting the command", says how both are measured).
+// process.binding() is a documentation-only deprecation (DEP0111), but the binding is internal:
 // its arguments change between majors, so it is used only on the major checked here. Piped stdio, or another Node
 // (the standalone build's), use child_process, loaded only then.
 
@@ -50,8 +51,27 @@ const INHERIT = [0, 1, 2].map((fd) => ({ type: "inherit", fd }));
 
 export function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit"): SpawnedProcess {
   const inherited = stdio === "inherit" || (Array.isArray(stdio) && stdio.every((s) => s === "inherit"));
-  if (!inherited || !ProcessWrap) return childProcess().spawn(program, args, { stdio, detached: true });
-  return new InheritedProcess(ProcessWrap, program, args);
+  if (inherited && ProcessWrap) return new InheritedProcess(ProcessWrap, program, args);
+  try {
+    return childProcess().spawn(program, args, { stdio, detached: true });
+  } catch (error) {
+    // child_process throws, instead of emitting 'error', for all but five errnos: E2BIG (a substituted argument over
+    // 128 KiB), ENOMEM, EINVAL. Then it is an 'error' too, reported as any spawn failure (it was an internal error).
+    if (typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
+    return new FailedProcess(error as NodeJS.ErrnoException);
+  }
+}
+
+/** A program that could not be started: 'error' on the next tick, as Node emits it. */
+class FailedProcess extends EventEmitter implements SpawnedProcess {
+  readonly pid = undefined;
+  readonly stdout = null;
+  readonly stderr = null;
+
+  constructor(error: NodeJS.ErrnoException) {
+    super();
+    process.nextTick(() => this.emit("error", error));
+  }
 }
 
 /** A command with inherited stdio, started through process_wrap; events as a ChildProcess gives them. */
@@ -84,7 +104,7 @@ class InheritedProcess extends EventEmitter implements SpawnedProcess {
 
 /**
  * Loads now what the next spawnProcess() will need, for a step about to wait: child_process (net, stream, dgram:
- * ~14 M instructions, 3-5 ms, on Node 22 and 24) is then paid while the step is idle, not between the previous step's
+ * ~14 M instructions on Node 22 and 24) is then paid while the step is idle, not between the previous step's
  * post file and its own command (make bench, row 1c). Nothing to load where process_wrap serves inherited stdio.
  */
 export function prepareToSpawn(piped: boolean): void {
@@ -94,7 +114,7 @@ export function prepareToSpawn(piped: boolean): void {
 let loadedChildProcess: typeof import("node:child_process") | undefined;
 
 function childProcess(): typeof import("node:child_process") {
-  // Not a static import: loading child_process (net, stream, dgram) costs every step 5-9 ms. Nor node:module's
+  // Not a static import: loading child_process (net, stream, dgram) would cost every step's start-up. Nor node:module's
   // createRequire, which loads the ESM loader at start-up. getBuiltinModule is Node >= 20.16; before, the bundle's own
   // CommonJS require.
   const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;

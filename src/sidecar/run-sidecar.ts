@@ -6,21 +6,18 @@ import { writeFileAtomic } from "../base/atomic-write.js";
 import { writeEmptyErrorPostFile } from "../handoff/post-file.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
-import { signalNumber } from "../run/exit-code.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type CommandResult, type RunningCommand } from "../run/run-command.js";
 import { endsWait, onSignal } from "../process/signals.js";
 import type { SidecarOptions } from "./options.js";
+import { decideSidecarOutcome, type SidecarEnded } from "./outcome.js";
 import { pollUntilReady, type Probe } from "./probe.js";
 import { stopFileThere, waitForAnyStopFile } from "./stop-files.js";
 import { postStopUrl } from "./stop-url.js";
 
 // The sidecar lifecycle, top to bottom: start the sidecar (if baton runs it), probe it until it is ready and say so
 // in the ready file, wait for a stop file, then stop it (stop URLs, then the stop signal, SIGKILL after the grace).
-//
-// Exit codes: stopped on purpose (a stop file or its .err appeared before the sidecar ended) -> 0, whatever the
-// sidecar's own code, so a Job can complete. A sidecar that ends on its own first -> its own code (128+N for signal
-// N), also when that end came from a signal baton forwarded (pod deletion: SIGTERM -> 143).
+// Each end says what happened; outcome.ts turns that into baton's exit code and its line on stderr.
 
 export interface SidecarIO {
   warn(message: string): void;
@@ -105,29 +102,20 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   if (first.kind === "exited") {
     const { result } = first;
     emit("exited", { exitCode: result.exitCode, signal: result.signal });
-    if (result.spawnError) io.warn(result.spawnError);
     const lateStop = result.spawnError ? undefined : stopFileThere(options.stopFiles);
-    if (lateStop) {
-      // The stop file appeared as it ended (a pod deleted after its last step): that is a stop on purpose.
-      emit("stopping", { file: lateStop });
-      return done(0);
-    }
-    if (options.readyProbe && !state.ready) {
-      if (!result.spawnError) {
-        io.warn(`the sidecar exited (code ${result.exitCode}) before it was ready (--ready-probe ${options.readyProbe.text})`);
-      }
-    } else if (!result.spawnError) {
-      io.warn(`the sidecar exited (code ${result.exitCode}) before any stop file appeared`);
-    }
-    return done(result.exitCode);
+    if (lateStop) emit("stopping", { file: lateStop });
+    return end({
+      kind: "exited",
+      exitCode: result.exitCode,
+      ...(result.spawnError ? { spawnError: result.spawnError } : {}),
+      stopFileThere: lateStop !== undefined,
+      ...(options.readyProbe && !state.ready ? { neverReady: options.readyProbe.text } : {}),
+    }, io);
   }
 
   // 3b. baton itself failed (the ready file cannot be written), or a signal ended the killer's wait.
   if (first.kind === "failed") {
-    if (first.error instanceof StoppedBySignal) {
-      io.warn(`stopped by ${first.error.signal} while waiting`);
-      return done(128 + signalNumber(first.error.signal));
-    }
+    if (first.error instanceof StoppedBySignal) return end({ kind: "signaled", signal: first.error.signal }, io);
     if (command) await stopCommand(command, options, io);
     throw first.error;
   }
@@ -144,7 +132,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
     }
   }
   if (command) await stopCommand(command, options, io);
-  return done(0);
+  return end({ kind: "stopped" }, io);
 }
 
 /** Sends the stop signal to the sidecar's group, SIGKILL after the grace period; settles once the group is gone. */
@@ -190,7 +178,10 @@ export function markNotReady(readyFile: string, exitCode: number): void {
   }
 }
 
-function done(exitCode: number): number {
+/** Says the outcome's line, if any, and returns its exit code. */
+function end(ended: SidecarEnded, io: SidecarIO): number {
+  const { exitCode, warning } = decideSidecarOutcome(ended);
+  if (warning !== undefined) io.warn(warning);
   emit("done", { exitCode });
   return exitCode;
 }

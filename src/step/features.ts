@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 import { fromChunk } from "../base/errors.js";
+import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
 import { loadTektonFeatures } from "../tekton/load.js";
 
 // Whether a step uses Tekton's features that act around its command (src/tekton/step-features.ts: credentials before
@@ -50,7 +51,7 @@ export async function decideCommand(options: StepOptions, signal: AbortSignal): 
 function isScriptWithReference(command: readonly string[], tektonRoot: string): boolean {
   if (command.length !== 1 || dirname(command[0]!) !== `${tektonRoot}/scripts`) return false;
   try {
-    return readFileSync(command[0]!, "utf8").includes(STEP_REFERENCE);
+    return readTextBounded(command[0]!, READ_LIMIT.script).includes(STEP_REFERENCE);
   } catch {
     return false; // starting it will say what is wrong
   }

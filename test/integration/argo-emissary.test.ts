@@ -4,8 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { BATON, IS_ROOT, cleanEnv, fileAppears, handlersInstalled, join, runBaton, tempDir } from "./helpers.js";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { IS_ROOT, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
 import { argoPod, writeSignal } from "./argo-helpers.js";
 
 const capture = { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" };
@@ -159,6 +159,25 @@ test("kill: prints Go's signal name and signals the pid; a bad number exits 64",
   assert.equal(gone.code, 64);
 });
 
-void BATON;
-void cleanEnv;
-void mkdirSync;
+test("as PID 1: a signal is forwarded to the command's group, and orphans the command leaves are reaped", { skip: !IS_ROOT && "needs root for a PID namespace" }, async () => {
+  const pod = argoPod();
+  pod.template({});
+  const work = tempDir();
+  // The orphan: a child of a subshell that exits at once, so it is re-parented to PID 1 (baton) and exits there.
+  const script = `(true &); (sh -c 'exit 0' &); sleep 0.2; touch ${work}/ready; trap 'exit 42' TERM; while :; do sleep 0.05; done`;
+  const baton = pod.start("main", ["sh", "-c", script], {}, { pid1: true });
+  const pid = await baton.hostPid();
+  await handlersInstalled(pid);
+  await fileAppears(join(work, "ready"));
+  const zombies = () =>
+    readdirSync("/proc").filter((p) => {
+      const stat = readOr(`/proc/${p}/stat`, "");
+      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return /^\d+$/.test(p) && state === "Z" && ppid === String(pid);
+    });
+  await waitFor(() => (zombies().length === 0 ? true : undefined), "the orphans to be reaped");
+  process.kill(pid, "SIGTERM");
+  const run = await baton.exited;
+  assert.equal(run.code, 42, run.stderr);
+  assert.equal(pod.read("main", "exitcode"), "42");
+});

@@ -68,7 +68,7 @@ test("a symlink or a FIFO at the signal file is removed unread; a real signal af
     const run = pod.start("main", ["sh", "-c", `touch ${work}/started; while :; do sleep 0.05; done`]);
     await fileAppears(join(work, "started"));
     // Removed once seen (the first look happens before the command starts).
-    await fileAppears(join(pod.dir("main"), "exitcode.lock"));
+    await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
     assert.throws(() => lstatSync(signal), /ENOENT/, `${kind} removed`);
     assert.equal(readFileSync(victim, "utf8"), "15", "the link's target is untouched");
     writeSignal(pod, "main", 9);
@@ -177,4 +177,16 @@ test("an error's message goes to /dev/termination-log where the kubelet made one
   const outside = await pod.start("main", ["no-such-program-here"]).exited;
   assert.equal(outside.code, 64);
   assert.equal(existsSync("/dev/termination-log"), hadOne, "no /dev/termination-log made outside a pod");
+});
+
+test("ctr/NAME that is a symlink: exit 64, and no exitcode is written through it", async () => {
+  const pod = argoPod();
+  const elsewhere = tempDir();
+  pod.template({});
+  mkdirSync(join(pod.root, "ctr"));
+  symlinkSync(elsewhere, pod.dir("main"));
+  const run = await pod.start("main", ["true"]).exited;
+  assert.equal(run.code, 64);
+  assert.match(run.stderr, /failed to create ctr directory: .* is not a directory/);
+  assert.ok(!existsSync(join(elsewhere, "exitcode")));
 });
