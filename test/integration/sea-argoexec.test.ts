@@ -199,3 +199,21 @@ test("with baton's real folder: the pod's copy runs `emissary` (the command, its
   assert.equal(kill.stdout, `killing ${sleeper.pid} with terminated\n`);
   assert.equal(await ended, "SIGTERM");
 });
+
+test("as users other than root: init as 8737 (Argo's nonroot executor image), emissary as 65534 (a step's image)", { skip: !IS_ROOT && "needs root to change users" }, async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  // What the kubelet gives: an emptyDir writable by everyone; the image's files owned by root, readable by all.
+  chmodSync(join(root, ".."), 0o755);
+  chmodSync(root, 0o777);
+  const as = (uid: number, args: string[], extra: NodeJS.ProcessEnv = {}) =>
+    run("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...args], { ...env, ...extra });
+  const init = await as(8737, [join(bin, "argoexec"), "init"]);
+  assert.equal(init.code, 0, init.stderr);
+  assert.equal(statSync(join(root, "baton")).uid, 8737);
+  copyFileSync(join(bin, "argoexec"), join(root, "argoexec"));
+  writeFileSync(join(root, "template"), JSON.stringify({ name: "main", container: { image: "x" } }));
+  const emissary = await as(65534, [join(root, "argoexec"), "emissary", "--", "sh", "-c", "id -u"], { ARGO_CONTAINER_NAME: "main" });
+  assert.equal(emissary.code, 0, emissary.stderr);
+  assert.equal(emissary.stdout, "65534\n");
+  assert.equal(readFileSync(join(root, "ctr/main/exitcode"), "utf8"), "0");
+});
