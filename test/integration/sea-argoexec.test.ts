@@ -178,7 +178,7 @@ test("emissary when baton cannot run and ctr/NAME is another container's symlink
   assert.ok(!existsSync(join(root, "exitcode")));
 });
 
-test("with baton's real folder: the pod's copy runs `emissary` (the command, its exitcode file) and `kill` (the signal reaches PID)", async (t) => {
+test("with baton's real folder: the pod's copy runs `emissary` (the command, its exitcode file; Argo's own under it for a resource template) and `kill` (the signal reaches PID)", async (t) => {
   const { bin, root, env } = layout(t, { baton: "folder" });
   const init = await run(join(bin, "argoexec"), ["init"], env);
   assert.equal(init.code, 0, init.stderr);
@@ -191,6 +191,12 @@ test("with baton's real folder: the pod's copy runs `emissary` (the command, its
   assert.equal(emissary.code, 7, emissary.stderr);
   assert.equal(emissary.stdout, "from the command\n");
   assert.equal(readFileSync(join(root, "ctr/step/exitcode"), "utf8"), "7");
+
+  // A resource template's main container, in the executor image: `emissary -- argoexec resource ...`; the emissary finds
+  // this argoexec on PATH, which hands `resource` to Argo's own.
+  const resource = await run(join(root, "argoexec"), ["emissary", "--", "argoexec", "resource", "create"], { ...env, ARGO_CONTAINER_NAME: "main" });
+  assert.equal(resource.code, 0, resource.stderr);
+  assert.match(resource.stdout, /^argo pid=\d+ args=resource create /);
 
   const sleeper = execFile("sleep", ["60"]);
   const ended = new Promise<NodeJS.Signals | null>((done) => sleeper.on("exit", (_code, signal) => done(signal)));
