@@ -68,7 +68,7 @@ test("a symlink or a FIFO at the signal file is removed unread; a real signal af
     const run = pod.start("main", ["sh", "-c", `touch ${work}/started; while :; do sleep 0.05; done`]);
     await fileAppears(join(work, "started"));
     // Removed once seen (the first look happens before the command starts).
-    await fileAppears(join(pod.dir("main"), "exitcode.lock"));
+    await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
     assert.throws(() => lstatSync(signal), /ENOENT/, `${kind} removed`);
     assert.equal(readFileSync(victim, "utf8"), "15", "the link's target is untouched");
     writeSignal(pod, "main", 9);
