@@ -13,7 +13,7 @@ import { waitForExitCode, writeExitCode } from "./exitcode-file.js";
 import { lookPath } from "./look-path.js";
 import { saveOutputs } from "./outputs.js";
 import { argoRoot, CONFIG_MOUNT, containerDir, isSafeName, TERMINATION_LOG } from "./paths.js";
-import { readRegularFile } from "./safe-read.js";
+import { readBounded } from "../base/safe-files.js";
 import { watchSignalFile } from "./signal-file.js";
 import { SignalRouter, StoppedBy, type SignalHub } from "./signal-router.js";
 import { mainContainerNames, parseTemplate, type Template } from "./template.js";
@@ -118,9 +118,9 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
   const file = `${root}/template`;
   let text: string;
   try {
-    text = readRegularFile(file, TEMPLATE_LIMIT).toString("utf8");
+    text = readBounded(file, TEMPLATE_LIMIT).toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${messageOf(error)}`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${describeSystemError(error)}`);
     const value = env.ARGO_TEMPLATE;
     if (value === undefined) throw new BatonError(`failed to read template: neither ${file} nor ARGO_TEMPLATE is available`);
     text = value === "offloaded" ? readOffloadedTemplate() : value;
@@ -132,9 +132,9 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
 function readOffloadedTemplate(): string {
   const file = `${CONFIG_MOUNT}/ARGO_TEMPLATE`;
   try {
-    return readRegularFile(file, TEMPLATE_LIMIT, { follow: true }).toString("utf8");
+    return readBounded(file, TEMPLATE_LIMIT, { followSymlink: true }).toString("utf8");
   } catch (error) {
-    throw new BatonError(`failed to read template: ${messageOf(error)}`);
+    throw new BatonError(`failed to read template: ${describeSystemError(error)}`);
   }
 }
 
