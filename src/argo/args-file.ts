@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, writeFileSync } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
 import { readBounded } from "../base/safe-files.js";
+import { whyNot } from "./file-error.js";
 
 // ARGO_CONTAINER_ARGS_FILE: the controller moves a container's args to its ConfigMap when their JSON is over
 // 128 KiB (workflowpod.go); the emissary appends them to the arguments it was given (emissary.go). Then any argument
@@ -18,7 +19,7 @@ export function appendArgsFile(args: string[], file: string, offloadFolder = "/t
   try {
     data = readBounded(file, ARGS_FILE_LIMIT, { followSymlink: true }); // a ConfigMap's files are symlinks into ..data/
   } catch (error) {
-    throw new BatonError(`failed to read container args file ${file}: ${describeSystemError(error)}`);
+    throw new BatonError(`failed to read container args file: ${whyNot(file, error)}`);
   }
   let parsed: unknown;
   try {

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, type WriteStream } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
+import { readBounded } from "../base/safe-files.js";
 import { holdLivenessLock } from "../handoff/liveness-lock.js";
 import { isTrackedChild } from "../run/children.js";
 import { teeOutput } from "../run/output-tee.js";
@@ -10,10 +11,10 @@ import { appendArgsFile } from "./args-file.js";
 import { openCaptureFile } from "./capture-files.js";
 import { EXIT_EMISSARY_FAILURE, parseEmissaryArgs } from "./emissary-options.js";
 import { waitForExitCode, writeExitCode } from "./exitcode-file.js";
+import { whyNot } from "./file-error.js";
 import { lookPath } from "./look-path.js";
 import { saveOutputs } from "./outputs.js";
 import { argoRoot, CONFIG_MOUNT, containerDir, isSafeName, TERMINATION_LOG } from "./paths.js";
-import { readBounded } from "../base/safe-files.js";
 import { watchSignalFile } from "./signal-file.js";
 import { SignalRouter, StoppedBy, type SignalHub } from "./signal-router.js";
 import { mainContainerNames, parseTemplate, type Template } from "./template.js";
@@ -120,7 +121,7 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
   try {
     text = readBounded(file, TEMPLATE_LIMIT).toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${describeSystemError(error)}`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${whyNot(file, error)}`);
     const value = env.ARGO_TEMPLATE;
     if (value === undefined) throw new BatonError(`failed to read template: neither ${file} nor ARGO_TEMPLATE is available`);
     text = value === "offloaded" ? readOffloadedTemplate() : value;
@@ -134,7 +135,7 @@ function readOffloadedTemplate(): string {
   try {
     return readBounded(file, TEMPLATE_LIMIT, { followSymlink: true }).toString("utf8");
   } catch (error) {
-    throw new BatonError(`failed to read template: ${describeSystemError(error)}`);
+    throw new BatonError(`failed to read template: ${whyNot(file, error)}`);
   }
 }
 

@@ -4,6 +4,7 @@ import { holderDied, LIVENESS_POLL_MS } from "../handoff/liveness-lock.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { watchFolderOf } from "../handoff/watch-folder.js";
 import { readBounded } from "../base/safe-files.js";
+import { whyNot } from "./file-error.js";
 
 // ctr/NAME/exitcode: the decimal exit code, no newline, mode 0644, as Argo writes it; but atomically (temp + rename),
 // so a reader never sees it empty or half written. Beside it, exitcode.baton-live: this baton's liveness lock
@@ -31,9 +32,8 @@ export function readExitCode(path: string): number | undefined {
     text = readBounded(path, 64).toString("utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    if (code === "EFBIG") return undefined; // longer than any exit code: not a number yet
-    throw new Error(`cannot read ${path}: ${describeSystemError(error)}`);
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EFBIG") return undefined; // longer: not a number, as Argo sees it
+    throw new Error(`cannot read ${whyNot(path, error)}`);
   }
   return parseGoInt(text);
 }

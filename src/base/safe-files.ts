@@ -38,9 +38,9 @@ export const READ_LIMIT = {
 } as const;
 
 /**
- * A refusal of a path baton did not write. Its message is what the path is, a noun phrase ("a FIFO, not a regular
- * file", "larger than N bytes"), so callers write "PATH is ..." or "cannot read X: ..."; its code is the closest errno
- * (ELOOP, EISDIR, EINVAL for another type, EFBIG for the size).
+ * A refusal of a path baton did not write. Its message says what the path is, as a phrase that follows "PATH is"
+ * ("a FIFO, not a regular file", "larger than N bytes, ..."); its code is the closest errno (ELOOP, EISDIR, EINVAL for
+ * another type, EFBIG for the size).
  */
 export class UnsafeFileError extends Error {
   constructor(message: string, readonly code: string) {
@@ -199,7 +199,7 @@ export function makeOwnFolder(folder: string, mode: number): void {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
   const stats = lstatSync(folder);
-  if (stats.isSymbolicLink()) throw new UnsafeFileError(`${folder} is a symlink, not a folder (baton follows no symlink in a shared folder)`, "ELOOP");
+  if (stats.isSymbolicLink()) throw new UnsafeFileError(`${folder} is a symbolic link, which baton does not follow in shared folders`, "ELOOP");
   if (!stats.isDirectory()) throw new UnsafeFileError(`${folder} is ${typeName(stats)}, not a directory`, "ENOTDIR");
 }
 
@@ -226,14 +226,12 @@ export function removeQuietly(path: string): void {
 /** open(2)'s ELOOP under O_NOFOLLOW means the last component is a symlink: say so. */
 export function refusalOf(error: unknown): unknown {
   if ((error as NodeJS.ErrnoException).code !== "ELOOP") return error;
-  return new UnsafeFileError(SYMLINK, "ELOOP");
+  return new UnsafeFileError("a symbolic link, which baton does not follow in shared folders", "ELOOP");
 }
 
 function overLimit(limit: number): UnsafeFileError {
-  return new UnsafeFileError(`larger than ${limit} bytes`, "EFBIG");
+  return new UnsafeFileError(`larger than ${limit} bytes, the limit for this file`, "EFBIG");
 }
-
-const SYMLINK = "a symlink, not a regular file (baton follows no symlink in a shared folder)";
 
 export function typeName(stats: Stats): string {
   if (stats.isFIFO()) return "a FIFO";
@@ -241,6 +239,6 @@ export function typeName(stats: Stats): string {
   if (stats.isCharacterDevice()) return "a character device";
   if (stats.isBlockDevice()) return "a block device";
   if (stats.isSocket()) return "a socket";
-  if (stats.isSymbolicLink()) return "a symlink";
+  if (stats.isSymbolicLink()) return "a symbolic link";
   return stats.isFile() ? "a regular file" : "a file of an unknown type";
 }

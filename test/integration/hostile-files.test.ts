@@ -103,7 +103,7 @@ for (const [build, label] of BUILDS) {
     const exit = await run([], ["touch", join(dir, "ran")]);
     assert.equal(exit.code, 0, exit.stderr);
     assert.match(exit.stderr, /^baton: cannot copy the credential \.gitconfig .*: a FIFO, not a regular file/m);
-    assert.match(exit.stderr, /^baton: cannot copy the credential \.ssh .*: a symlink, not a regular file \(baton follows no symlink/m);
+    assert.match(exit.stderr, /^baton: cannot copy the credential \.ssh .*: a symbolic link, which baton does not follow/m);
     assert.equal(existsSync(join(home, ".ssh/id_rsa")), false);
     assert.equal(existsSync(join(dir, "ran")), true);
     assert.equal(existsSync(post), true);
@@ -123,7 +123,7 @@ for (const [build, label] of BUILDS) {
     symlinkSync(join(dir, "victim"), termination);
     const exit = await run([], ["true"]);
     assert.equal(exit.code, 0, exit.stderr);
-    assert.match(exit.stderr, /termination is a symlink, not a regular file \(baton follows no symlink .*; replaced it/);
+    assert.match(exit.stderr, /termination is a symbolic link, which baton does not follow .*; replaced it/);
     assert.equal(readFileSync(join(dir, "victim"), "utf8"), other);
     assert.equal(lstatSync(termination).isFile(), true);
     assert.doesNotMatch(readFileSync(termination, "utf8"), /ANOTHER-STEPS-RESULT/);
@@ -140,7 +140,7 @@ for (const [build, label] of BUILDS) {
     assert.equal(existsSync(join(dir, "p1")), true);
     const out = await runWithin(["--post-file", join(dir, "p2"), "--stdout-path", join(dir, "out"), "--", "echo", "hi"], options);
     assert.equal(out.code, 1, out.stderr);
-    assert.match(out.stderr, /^baton: cannot open .*\/out for the command's output: a symlink, not a regular file \(baton follows no symlink/m);
+    assert.match(out.stderr, /^baton: cannot open .*\/out for the command's output: a symbolic link, which baton does not follow/m);
     assert.equal(existsSync(join(dir, "p2.err")), true);
     assert.equal(readFileSync(join(dir, "victim"), "utf8"), "VICTIM");
   });
@@ -149,7 +149,7 @@ for (const [build, label] of BUILDS) {
     // Under a 3 GB address-space limit: the code before read /dev/zero until it died (16 GB without one).
     const limited = { prefix: ["prlimit", "--as=3000000000", "--"] };
     for (const [setUp, why] of [
-      [(path: string) => symlinkSync("/dev/zero", path), /a symlink, not a regular file \(baton follows no symlink/],
+      [(path: string) => symlinkSync("/dev/zero", path), /a symbolic link, which baton does not follow/],
       [(path: string) => (writeFileSync(path, ""), truncateSync(path, 2 * 1024 * 1024)), /larger than 1048576 bytes/],
     ] as const) {
       const own = pod(build);
@@ -174,7 +174,7 @@ for (const [build, label] of BUILDS) {
     symlinkSync(join(dir, "key"), join(root, "artifacts/provenance.json"));
     const exit = await run([], ["true"]);
     assert.equal(exit.code, 1, exit.stderr);
-    assert.match(exit.stderr, /provenance\.json: a symlink, not a regular file \(baton follows no symlink/);
+    assert.match(exit.stderr, /provenance\.json: a symbolic link, which baton does not follow/);
     assert.doesNotMatch(readOr(termination, ""), /TOP-SECRET/);
     assert.equal(existsSync(`${post}.err`), true);
   });
@@ -199,7 +199,7 @@ for (const [build, label] of BUILDS) {
     assert.equal(lstatSync(join(home, ".docker/config.json")).isFile(), true);
     assert.match(readFileSync(join(home, ".docker/config.json"), "utf8"), /"auth":/);
     assert.deepEqual(readdirSync(join(dir, "elsewhere")), [], "nothing written through $HOME/.ssh");
-    assert.match(exit.stderr, /^baton: cannot copy the credential \.ssh .*\.ssh is a symlink, not a folder/m);
+    assert.match(exit.stderr, /^baton: cannot copy the credential \.ssh .*\.ssh is a symbolic link/m);
     assert.equal(statSync(join(home, ".git-credentials")).mode & 0o777, 0o600);
     assert.match(readFileSync(join(home, ".git-credentials"), "utf8"), /user:pass@g/);
   });
