@@ -11,6 +11,7 @@
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -35,12 +36,28 @@ const CHUNKS = [
 ];
 /** The line that opens the payload's comment; scripts/sea.mjs cuts the bundle there (it searches for this line). */
 const PAYLOAD_START = "/*baton-chunks\n";
+/** A chunk's import of a module the bundle has (src/chunks.ts answers it with the bundle's own instance). */
+const HOST_PREFIX = "baton-host:";
 
-const result = await build({ ...common, entryPoints: ["src/main.ts"], outfile: "dist/baton.cjs", banner: { js: "#!/usr/bin/env node" } });
-let payload = PAYLOAD_START;
+// A chunk shares the bundle's modules instead of carrying copies (a copy's BatonError would not be the bundle's, a
+// copy's state not the bundle's). First the bundle, to learn which modules it holds; then each chunk, its imports of
+// those left out as `require("baton-host:src/...")`; then the bundle again, with src/host-modules.ts holding each of
+// those modules by its path, where src/chunks.ts finds them when it loads a chunk.
+const mainOptions = { ...common, entryPoints: ["src/main.ts"], outfile: "dist/baton.cjs", banner: { js: "#!/usr/bin/env node" } };
+const first = await build({ ...mainOptions, plugins: [hostModules([])] });
+const inBundle = new Set(Object.keys(first.metafile.inputs).filter((path) => path.startsWith("src/")));
+const shared = new Set();
+const chunks = [];
 for (const [name, entry] of CHUNKS) {
-  const { outputFiles } = await build({ ...common, entryPoints: [entry], outfile: `dist/${name}` });
-  const source = outputFiles[0].contents;
+  const { outputFiles } = await build({ ...common, entryPoints: [entry], outfile: `dist/${name}`, plugins: [fromHost(inBundle, shared)] });
+  chunks.push([name, outputFiles[0].contents]);
+}
+const result = await build({ ...mainOptions, plugins: [hostModules([...shared].sort())] });
+const added = Object.keys(result.metafile.inputs).filter((path) => path.startsWith("src/") && !inBundle.has(path));
+if (added.length > 0) throw new Error(`build.mjs: the bundle grew by ${added.join(", ")} when it gave its modules to the chunks`);
+
+let payload = PAYLOAD_START;
+for (const [name, source] of chunks) {
   const digest = createHash("sha256").update(source).digest("hex");
   const compressed = brotliCompressSync(source, {
     params: {
@@ -61,4 +78,38 @@ for (const [name] of CHUNKS) rmSync(`dist/${name}`, { force: true });
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));
+}
+
+/** In a chunk's build: an import of a module that the bundle holds becomes `require("baton-host:PATH")`. */
+function fromHost(inBundle, shared) {
+  return {
+    name: "baton-from-host",
+    setup(build) {
+      build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+        if (args.pluginData === "baton-resolving") return undefined;
+        const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: "baton-resolving" });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        const path = relative(process.cwd(), resolved.path);
+        if (!inBundle.has(path)) return { path: resolved.path };
+        shared.add(path);
+        return { path: `${HOST_PREFIX}${path}`, external: true };
+      });
+    },
+  };
+}
+
+/** In the bundle's build: src/host-modules.ts exports `hostModules`, each shared module by its path. */
+function hostModules(paths) {
+  return {
+    name: "baton-host-modules",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]src[\\/]host-modules\.ts$/ }, () => ({
+        loader: "ts",
+        resolveDir: process.cwd(),
+        contents:
+          paths.map((path, i) => `import * as m${i} from ${JSON.stringify(`./${path}`)};\n`).join("") +
+          `export const hostModules = {${paths.map((path, i) => `${JSON.stringify(path)}: m${i}`).join(", ")}};\n`,
+      }));
+    },
+  };
 }

@@ -4,8 +4,8 @@ import { checkStepPaths } from "./cli/check-paths.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "./errors.js";
-import { loadInstallCommands } from "./init/load.js";
+import { loadChunk } from "./chunks.js";
+import { BatonError, EXIT_FAILURE } from "./errors.js";
 import { closeStrayInspector } from "./inspector-guard.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
@@ -47,11 +47,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function installMode(name: string, args: string[]): Promise<number> {
-  try {
-    return (await loadInstallCommands()).runInstallCommand(name, args, process.env);
-  } catch (error) {
-    throw fromChunk(error); // a usage error keeps its exit code 2
-  }
+  return (await loadChunk("init")).runInstallCommand(name, args, process.env);
 }
 
 async function stepMode(argv: string[], tekton: boolean): Promise<number> {

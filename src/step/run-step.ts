@@ -1,7 +1,8 @@
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../clock.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "../errors.js";
+import { loadChunk } from "../chunks.js";
+import { BatonError, EXIT_FAILURE } from "../errors.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
@@ -12,8 +13,7 @@ import { prepareToSpawn } from "../run/start-process.js";
 import { holdLivenessLock } from "../liveness-lock.js";
 import { endsWait, onSignal } from "../signals.js";
 import { waitForFile } from "../wait/wait-for-file.js";
-import { loadTektonFeatures } from "../tekton/load.js";
-import { decideCommand } from "./features.js";
+import { decideCommand, preloadFeatures } from "./features.js";
 import { handOn, reserveDescriptor } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
 import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
@@ -112,7 +112,7 @@ function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
  */
 async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
   handOn(options, outcome, step.startedAt, io.warn, true);
-  const { waitForBreakpointExit } = await loadTektonFeatures();
+  const { waitForBreakpointExit } = await loadChunk("tekton");
   const pause = new AbortController();
   step.pause = pause;
   try {
@@ -131,7 +131,10 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
   if (options.waitFiles.length > 0) {
     step.holdLock?.();
     // Once the watch below is armed (the next turn), load what starting the command needs, while there is time.
-    setImmediate(prepareToSpawn, options.stdoutPath !== undefined || options.stderrPath !== undefined);
+    setImmediate(() => {
+      prepareToSpawn(options.stdoutPath !== undefined || options.stderrPath !== undefined);
+      preloadFeatures(options);
+    });
   }
   const timer =
     options.waitTimeoutMs > 0
@@ -166,7 +169,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       emit("ready", { file });
     }
     if (options.debugBeforeStep && options.postFile !== undefined) {
-      const { waitBeforeStep } = await loadTektonFeatures();
+      const { waitBeforeStep } = await loadChunk("tekton");
       const wait = { signal: waitAbort.signal, safetyPollMs: options.safetyPollMs, warn: io.warn };
       if (!(await waitBeforeStep(options.postFile, wait))) {
         io.warn("skipping the command: fail-continue was chosen at the before-step breakpoint");
@@ -175,7 +178,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       }
     }
   } catch (error) {
-    if (!(error instanceof WaitEnded)) throw fromChunk(error); // the debug wait runs in dist/baton-tekton.cjs
+    if (!(error instanceof WaitEnded)) throw error;
     return ended(error, io);
   } finally {
     timer?.clear();

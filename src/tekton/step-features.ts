@@ -1,19 +1,20 @@
 import type { StepOptions } from "../cli/step-options.js";
-import type { CommandDecision } from "../step/features.js";
 import { copyCredentialsToHome, readCredentials, writeCredentials } from "./credentials.js";
-import { loadCel } from "./load-cel.js";
 import { substituteCommand, SubstitutionError } from "./substitute.js";
-import { evaluateWhen, parseWhen } from "./when.js";
+import { evaluateWhen, parseWhen, type CelEvaluator } from "./when.js";
 
 // Tekton's features that act around a step's command: the credentials (before the wait), the runtime substitution of
-// $(steps...) references and `when` (just before the command). In dist/baton-tekton.cjs; src/step/features.ts decides
+// $(steps...) references and `when` (just before the command). In the Tekton chunk; src/step/features.ts decides
 // whether a step needs them at all.
+
+/** What runs: the command (substituted), or why it does not (`when` false, or an unusable reference or expression). */
+export type CommandDecision = { run: string[] } | { skip: true } | { error: string };
 
 /**
  * Checks what can be checked before the step waits (the credential secrets, the `when` JSON: a usage error each) and
  * returns what to do once the options are all checked: write the credentials, and copy them into $HOME.
  */
-export function prepareFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void {
+export function prepareTektonFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void {
   if (options.when !== undefined) parseWhen(options.when);
   const credsDir = `${options.tektonRoot}/creds`;
   const secretsRoot = `${options.tektonRoot}/creds-secrets`;
@@ -29,7 +30,7 @@ export function prepareFeatures(options: StepOptions, copyCredentials: boolean, 
  * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
  * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
  */
-export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+export async function decideTektonCommand(options: StepOptions, loadCel: () => Promise<CelEvaluator>): Promise<CommandDecision> {
   let command: string[];
   try {
     const substituted = substituteCommand(options.command, process.env, options.tektonRoot);
@@ -47,4 +48,13 @@ export async function decideCommand(options: StepOptions): Promise<CommandDecisi
     }
   }
   return { run: command };
+}
+
+/** Whether the step's `when` has a CEL entry, so that the CEL chunk can load while the step waits. */
+export function whenNeedsCel(when: string): boolean {
+  try {
+    return parseWhen(when).some((expression) => expression.cel !== "");
+  } catch {
+    return false; // a usage error, told by prepareTektonFeatures
+  }
 }
