@@ -5,6 +5,7 @@
 //   baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
 //   baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
+//   baton-stack.cjs   an internal error's stack mapped to src/ with BATON_DEBUG=1 (src/source-stack.ts)
 // Each is a mark line `@baton-chunk NAME SHA256` and the chunk compressed with brotli, in base64 on one line (base64
 // has no `*/`, so the comment cannot end early). Compressed, the payload is ~90 KB instead of ~300 KB: V8 keeps the
 // whole file's text in memory, in every step.
@@ -26,6 +27,10 @@ const common = {
   // BATON_BUNDLED: src/chunks.ts loads chunks instead of importing the sources (which esbuild then leaves out).
   define: { BATON_VERSION: JSON.stringify(version), BATON_BUNDLED: "true" },
   metafile: true,
+  // External maps (dist/NAME.map, without the sources' text): read only by BATON_DEBUG=1 (src/source-stack.ts), never
+  // named in the code (no sourceMappingURL), so that nothing else looks for them.
+  sourcemap: "external",
+  sourcesContent: false,
   logLevel: "warning",
   write: false,
 };
@@ -33,6 +38,7 @@ const CHUNKS = [
   ["baton-tekton.cjs", "src/tekton/chunk.ts"],
   ["baton-cel.cjs", "src/tekton/cel-entry.ts"],
   ["baton-init.cjs", "src/init/install.ts"],
+  ["baton-stack.cjs", "src/source-stack.ts"],
 ];
 /** The line that opens the payload's comment; scripts/sea.mjs cuts the bundle there (it searches for this line). */
 const PAYLOAD_START = "/*baton-chunks\n";
@@ -50,7 +56,7 @@ const shared = new Set();
 const chunks = [];
 for (const [name, entry] of CHUNKS) {
   const { outputFiles } = await build({ ...common, entryPoints: [entry], outfile: `dist/${name}`, plugins: [fromHost(inBundle, shared)] });
-  chunks.push([name, outputFiles[0].contents]);
+  chunks.push([name, output(outputFiles, name), output(outputFiles, `${name}.map`)]);
 }
 const result = await build({ ...mainOptions, plugins: [hostModules([...shared].sort())] });
 const added = Object.keys(result.metafile.inputs).filter((path) => path.startsWith("src/") && !inBundle.has(path));
@@ -71,13 +77,22 @@ for (const [name, source] of chunks) {
 }
 // write: false above, so nothing has made dist/ yet on a clean clone.
 mkdirSync("dist", { recursive: true });
-writeFileSync("dist/baton.cjs", Buffer.concat([result.outputFiles[0].contents, Buffer.from(`${payload}*/\n`)]));
+writeFileSync("dist/baton.cjs", Buffer.concat([output(result.outputFiles, "baton.cjs"), Buffer.from(`${payload}*/\n`)]));
+writeFileSync("dist/baton.cjs.map", output(result.outputFiles, "baton.cjs.map"));
+for (const [name, , map] of chunks) writeFileSync(`dist/${name}.map`, map);
 chmodSync("dist/baton.cjs", 0o755); // a mode given to writeFileSync applies only when it creates the file
 // Chunk files that an older build left in dist/: nothing reads them.
 for (const [name] of CHUNKS) rmSync(`dist/${name}`, { force: true });
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));
+}
+
+/** The contents of the output file NAME of a build. */
+function output(outputFiles, name) {
+  const file = outputFiles.find((candidate) => candidate.path.endsWith(`/${name}`));
+  if (file === undefined) throw new Error(`build.mjs: esbuild wrote no ${name}`);
+  return file.contents;
 }
 
 /** In a chunk's build: an import of a module that the bundle holds becomes `require("baton-host:PATH")`. */

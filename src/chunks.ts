@@ -25,6 +25,8 @@ export interface Chunks {
   cel: { evaluateCel: CelEvaluator };
   /** src/init/install.ts: `baton init` and Tekton's subcommands, which only an init container runs. */
   init: { runInstallCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv): number };
+  /** src/source-stack.ts: an internal error's stack in src/ terms, with BATON_DEBUG=1 (src/internal-error.ts). */
+  stack: { sourceStack(stack: string): string };
 }
 
 export interface TektonChunk {
@@ -64,6 +66,7 @@ export function loadChunk<N extends ChunkName>(name: N): Promise<Chunks[N]> {
       tekton: () => import("./tekton/chunk.js"),
       cel: () => import("./tekton/cel-entry.js"),
       init: () => import("./init/install.js"),
+      stack: () => import("./source-stack.js"),
     };
     chunk = sources[name]();
   }

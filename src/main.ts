@@ -7,6 +7,7 @@ import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonAr
 import { loadChunk } from "./chunks.js";
 import { BatonError, EXIT_FAILURE } from "./errors.js";
 import { closeStrayInspector } from "./inspector-guard.js";
+import { describeInternalError } from "./internal-error.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
@@ -80,13 +81,13 @@ setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
 main(process.argv.slice(2)).then(
   (code) => exitBaton(code),
-  (error: unknown) => {
+  async (error: unknown) => {
     if (error instanceof BatonError) {
       warn(error.message);
       exitBaton(error.exitCode);
     }
-    // A bug of ours: still one line, and the step fails instead of hanging.
-    warn(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+    // A bug of ours: still one line (BATON_DEBUG=1: and its stack), and the step fails instead of hanging.
+    warn(await describeInternalError(error));
     exitBaton(EXIT_FAILURE);
   },
 );

@@ -3,6 +3,7 @@ import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../clock.js";
 import { loadChunk } from "../chunks.js";
 import { BatonError, EXIT_FAILURE } from "../errors.js";
+import { describeInternalError } from "../internal-error.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
@@ -78,7 +79,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
   try {
     happened = (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, io));
   } catch (error) {
-    happened = batonFailed(error, step.command !== undefined, io);
+    happened = await batonFailed(error, step.command !== undefined, io);
   } finally {
     stopping.clear();
   }
@@ -89,7 +90,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
       return await pauseAtBreakpoint(options, options.postFile, outcome, step, io);
     } catch (error) {
       // The breakpoint cannot be held (its code did not load): hand on as without it, never leave the chain waiting.
-      batonFailed(error, true, io);
+      await batonFailed(error, true, io);
       return handOn(options, outcome, step.startedAt, io.warn);
     }
   }
@@ -241,13 +242,13 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
 }
 
 /** Anything that threw: one line, and a failed step (POST.err) instead of a hang. */
-function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Happened {
+async function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Promise<Happened> {
   if (error instanceof BatonError) {
     io.warn(error.message);
     return { kind: "baton-failed", exitCode: error.exitCode, ranCommand };
   }
-  // A bug of ours: still one line, and the step fails instead of hanging.
-  io.warn(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+  // A bug of ours: still one line (BATON_DEBUG=1: and its stack), and the step fails instead of hanging.
+  io.warn(await describeInternalError(error));
   return { kind: "baton-failed", exitCode: EXIT_FAILURE, ranCommand };
 }
 
