@@ -30,10 +30,10 @@ $(NODE_MODULES): package.json package-lock.json
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 	node scripts/build.mjs
 
-$(ADDON): src/run/reaper.c
+$(ADDON): src/addon/addon.c
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p dist
-	$(CC) $(ADDON_FLAGS) -o $@ src/run/reaper.c
+	$(CC) $(ADDON_FLAGS) -o $@ src/addon/addon.c
 
 build: $(BUNDLE) $(ADDON)
 
@@ -82,7 +82,7 @@ $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@
 
-$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c
+$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c
 	@command -v gcc >/dev/null && command -v strip >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || \
 	  { apt-get update -qq && apt-get install -y -qq gcc binutils libc6-dev; }
 	node scripts/sea.mjs
@@ -94,12 +94,12 @@ cross-tools:
 	  { apt-get update -qq && apt-get install -y -qq gcc-aarch64-linux-gnu qemu-user-static; }
 	@dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64 && apt-get update -qq; }
 
-$(ADDON_ARM64): src/run/reaper.c | cross-tools
+$(ADDON_ARM64): src/addon/addon.c | cross-tools
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p $(dir $@)
-	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/run/reaper.c
+	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/addon/addon.c
 
-$(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c | cross-tools
+$(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c | cross-tools
 	node scripts/sea.mjs --arch=arm64
 
 SEA_x64 := $(SEA)
@@ -140,8 +140,9 @@ e2e: $(IMAGE) $(NODE_MODULES)
 demo: $(BUNDLE) $(ADDON)
 	node --import tsx scripts/podrunner/demo.ts $(if $(filter-out 0,$(FAIL)),--fail)
 
+# BENCH_ARGS passes options to scripts/bench.mjs: `make bench BENCH_ARGS="--only 8 --steps 50,200,500"`.
 bench: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA)
-	node scripts/bench.mjs
+	node scripts/bench.mjs $(BENCH_ARGS)
 
 clean:
 	rm -rf dist build .bench

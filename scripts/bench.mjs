@@ -1,10 +1,11 @@
 // `make bench`: baton's speed beside the reference tools, measured in one run on this machine.
 // Prints one table and writes it to .bench/results.json (and .bench/results.md, the table of docs/performance.md).
 //   node scripts/bench.mjs [--quick] [--only 1,3,...] [--runtimes 20,22,24,sea] [--bundle FILE.cjs] [--baton PATH]
-// Rows 1c, 3, 5 and 6 run once per runtime: the bundle on each pinned Node (scripts/nodes) and the standalone build,
+//                          [--steps 50,200,500]
+// Rows 1c, 3, 5, 6 and 8 run once per runtime: the bundle on each pinned Node (scripts/nodes) and the standalone build,
 // each beside its own Node's figures; the other rows once, on dist/baton.cjs started by its shebang (this machine's
 // `node`). --bundle runs another bundle on the pinned Nodes; --baton PATH measures one other baton in every row (both
-// for before/after figures).
+// for before/after figures). --steps lists the N of row 8 (N steps waiting at once), one row each.
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
 import { execFileSync } from "node:child_process";
@@ -17,6 +18,7 @@ import {
   startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
 import { findRuntimes } from "./bench/runtimes.mjs";
+import { DEFAULT_SCALE_STEPS, waitingAtScale } from "./bench/scale.mjs";
 import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
@@ -33,11 +35,12 @@ const only = option("--only")?.split(",");
 const batonPath = option("--baton") && resolve(option("--baton"));
 const baton = batonPath ?? join(ROOT, "dist/baton.cjs");
 const runtimeKeys = option("--runtimes")?.split(",");
+const scaleSteps = option("--steps")?.split(",").map(Number) ?? (quick ? [50] : DEFAULT_SCALE_STEPS);
 
 // Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget.
 const reps = quick
-  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, wholeChain: 1, startup: 10, signal: 5, memory: 3, capture: 2, window: 1 }
-  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, wholeChain: 3, startup: 40, signal: 30, memory: 6, capture: 5, window: 3 };
+  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, wholeChain: 1, startup: 10, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3 }
+  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, wholeChain: 3, startup: 40, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5 };
 
 // [id, measure, once per runtime]
 const ROWS = [
@@ -50,6 +53,7 @@ const ROWS = [
   ["5", memory, true],
   ["6", outputCapture, true],
   ["7", startupSignalWindow, false],
+  ["8", waitingAtScale, true],
 ];
 
 const log = (message) => process.stderr.write(`bench: ${message}\n`);
@@ -67,6 +71,7 @@ async function main() {
     tools: referenceTools(log),
     root: process.getuid?.() === 0,
     tempDir: (prefix) => mkdtempSync(join(tmpRoot, prefix)),
+    scaleSteps,
   };
   const host = machine();
   log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}, load ${host.loadAverageAtStart.join(" ")}`);
@@ -80,10 +85,12 @@ async function main() {
     for (const rt of perRuntime ? runtimes : [undefined]) {
       const t0 = now();
       log(`row ${id}${rt ? ` on ${rt.label}` : ""}...`);
-      const row = await measure(ctx, rt);
-      row.seconds = Number((msBetween(t0, now()) / 1000).toFixed(1));
-      rows.push(row);
-      log(`row ${id}: ${summaryText(row)} (${row.seconds} s)`);
+      const measured = [await measure(ctx, rt)].flat(); // row 8 gives one row per N
+      for (const row of measured) {
+        row.seconds = Number((msBetween(t0, now()) / 1000 / measured.length).toFixed(1));
+        rows.push(row);
+        log(`row ${id}: ${summaryText(row)} (${row.seconds} s)`);
+      }
     }
   }
   rmSync(tmpRoot, { recursive: true, force: true });

@@ -2,11 +2,13 @@
 // of that architecture, with no Node and no glibc in it (`make sea`, `make sea ARCH=arm64`; docs/standalone.md).
 //
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
+//   argoexec                 static, for Argo's executor image (scripts/sea/argoexec.c, docs/argo.md): hands emissary
+//                            and kill to this folder's baton, everything else to Argo's own argoexec
 //   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA): its code
-//                            as the main script, its trailing payload of chunks (src/chunks.ts) as the asset
+//                            as the main script, its trailing payload of chunks (src/process/chunks.ts) as the asset
 //                            "baton-chunks", which only a step that needs a chunk reads
-//   lib/baton-reaper.node    the reaper addon (src/run/reaper.c), which src/run/reaper.ts looks for beside execPath
-//   lib/baton*.cjs.map       the source maps of the bundle and its chunks, for BATON_DEBUG=1 (src/source-stack.ts)
+//   lib/baton-reaper.node    the reaper addon (src/addon/addon.c), which src/addon/load-addon.ts looks for beside execPath
+//   lib/baton*.cjs.map       the source maps of the bundle and its chunks, for BATON_DEBUG=1 (src/process/source-stack.ts)
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
@@ -15,7 +17,7 @@
 // still gets it unchanged; on Node 20 `NODE_OPTIONS=--require x.js` crashes the SEA), and Node 20 is past its end of life.
 // No `execArgv: ["--disable-sigusr1"]`: on Node 24.22 that flag leaves SIGUSR1 blocked in every thread (SigBlk in
 // /proc/PID/task/*/status; Node blocks it at start for its inspector thread, whose set-up would unblock it), so baton's
-// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/signals.ts installs first
+// listener never runs and SIGUSR1 is never forwarded. Without it, the listener that src/process/signals.ts installs first
 // replaces Node's inspector trigger: SIGUSR1 is forwarded and opens no port (test/integration/sea.test.ts), except in
 // the start-up window before baton's first line runs (docs/standalone.md).
 //
@@ -107,7 +109,7 @@ run(process.execPath, [
 ]);
 
 // 3. The reaper addon and the source maps of the bundle and its chunks (read only by BATON_DEBUG=1,
-// src/source-stack.ts), then the loader and every library Node or the addon links against.
+// src/process/source-stack.ts), then the loader and every library Node or the addon links against.
 copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
 const maps = readdirSync(dirname(bundle)).filter((name) => /^baton[\w-]*\.cjs\.map$/.test(name));
 if (!maps.includes("baton.cjs.map")) throw new Error(`sea.mjs: ${bundle}.map is missing: run \`make build\``);
@@ -116,8 +118,10 @@ const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);
 
-// 4. The launcher, linked statically so that it needs nothing from the image.
-run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, "baton"), join(root, "scripts/sea/launcher.c")]);
+// 4. The launcher and argoexec, linked statically so that they need nothing from the image.
+for (const [program, source] of [["baton", "launcher.c"], ["argoexec", "argoexec.c"]]) {
+  run(target.cc, ["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o", join(staging, program), join(root, "scripts/sea", source)]);
+}
 
 // 5. Licences of what ships beside baton, and baton's own.
 mkdirSync(join(staging, "lib/licenses"));

@@ -1,18 +1,19 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
-import "./signals.js";
+import { endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
-import { loadChunk } from "./chunks.js";
-import { BatonError, EXIT_FAILURE } from "./errors.js";
-import { closeStrayInspector } from "./inspector-guard.js";
-import { describeInternalError } from "./internal-error.js";
+import { BatonError, EXIT_FAILURE } from "./base/errors.js";
+import { loadInstallCommands } from "./init/load.js";
+import { ARGO_COMMANDS, loadArgoCommands } from "./argo/load.js";
+import { closeStrayInspector } from "./process/inspector-guard.js";
+import { describeInternalError } from "./process/internal-error.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
-import { warn } from "./warn.js";
-import { exitBaton } from "./exit.js";
+import { warn } from "./base/warn.js";
+import { exitBaton } from "./process/exit.js";
 
 
 async function main(argv: string[]): Promise<number> {
@@ -29,6 +30,9 @@ async function main(argv: string[]): Promise<number> {
     // Lazy: esbuild keeps sidecar mode in the same bundle but evaluates it only here.
     const { sidecarMode } = await import("./sidecar/main.js");
     return sidecarMode(argv.slice(1), { warn });
+  }
+  if (first !== undefined && ARGO_COMMANDS.includes(first)) {
+    return (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, warn });
   }
   if (first === "init" || (first !== undefined && TEKTON_SUBCOMMANDS.includes(first))) {
     return installMode(first, argv.slice(1));
@@ -48,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function installMode(name: string, args: string[]): Promise<number> {
-  return (await loadChunk("init")).runInstallCommand(name, args, process.env);
+  return (await loadInstallCommands()).runInstallCommand(name, args, process.env);
 }
 
 async function stepMode(argv: string[], tekton: boolean): Promise<number> {
@@ -68,7 +72,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   return runStep(options, { warn });
 }
 
-// A SIGUSR1 that came before signals.ts may have opened Node's inspector: look after the first tick, once the mode is
+// A SIGUSR1 that came before process/signals.ts may have opened Node's inspector: look after the first tick, once the mode is
 // under way, and once more a second later in case the inspector's thread was slow to listen.
 function closeInspectorOpenedAtStartup(): void {
   closeStrayInspector().then(

@@ -1,5 +1,5 @@
 // Whether chokidar, with its default options, sees the two wait-file cases a step meets in a pod that fs.watch +
-// stat (src/wait/watch-folder.ts) sees: a wait file whose folder appears only later, and the `..data` symlink swap
+// stat (src/handoff/watch-folder.ts) sees: a wait file whose folder appears only later, and the `..data` symlink swap
 // with which Kubernetes updates a downward-API volume. README.md's Dependencies table cites it.
 //
 //   node scripts/bench/deps.mjs 1 && node scripts/bench/chokidar-cases.mjs    (deps.mjs installs chokidar into .bench/deps)

@@ -151,3 +151,69 @@ export function waitForLine(child, line, timeoutMs = 10_000) {
     child.exited.then((r) => reject(new Error(`ended before "${line}": exit ${r.code ?? r.signal}\n${r.stderr}`)));
   });
 }
+
+/** True while the main thread of `pid` sleeps in epoll_wait: its event loop has nothing to do. */
+function eventLoopIdle(pid) {
+  try {
+    return /epoll/.test(readFileSync(`/proc/${pid}/wchan`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves once every process in `children` has its event loop idle (main thread in epoll_wait) in `looks` looks in a
+ * row, `everyMs` apart: a waiting step whatever it waits with (inotify, a poll, a socket), its start-up over. Rejects
+ * if one ends, or after `timeoutMs`.
+ */
+export async function waitUntilIdle(children, { timeoutMs = 30_000, looks = 3, everyMs = 50 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  const seen = new Map(children.map((c) => [c, 0]));
+  while (seen.size > 0) {
+    for (const [child, count] of seen) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const r = await child.exited;
+        throw new Error(`a waiting process ended early: exit ${r.code ?? r.signal}\n${r.stderr}`);
+      }
+      const next = eventLoopIdle(child.pid) ? count + 1 : 0;
+      if (next >= looks) seen.delete(child);
+      else seen.set(child, next);
+    }
+    if (seen.size === 0) break;
+    if (Date.now() > deadline) throw new Error(`${seen.size} of ${children.length} processes not idle within ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
+/** CPU time `pid` has used, all its threads: { ns: the scheduler's exact sum (schedstat), ticks: utime + stime (stat) }. */
+export function cpuTime(pid) {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // The thread ended while we looked.
+    }
+  }
+  // The process's stat adds up its threads, live and ended; comm may hold spaces, so count fields after its ')'.
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return { ns, ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** A line of /proc/PID/status in KiB (RssAnon, VmHWM, ...). */
+export function statusKiB(pid, key) {
+  return Number(new RegExp(`^${key}:\\s*(\\d+)`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+}
+
+/** How many inotify instances `pid` holds (its anon_inode:inotify descriptors). */
+export function inotifyInstances(pid) {
+  let count = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify") count++;
+    } catch {
+      // The fd closed while we looked.
+    }
+  }
+  return count;
+}

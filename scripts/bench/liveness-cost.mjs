@@ -1,4 +1,4 @@
-// What the liveness lock (src/liveness-lock.ts) costs a step, once: load the addon (dlopen), open, flock, rename; and
+// What the liveness lock (src/handoff/liveness-lock.ts) costs a step, once: load the addon (dlopen), open, flock, rename; and
 // what one look at a held lock costs a waiter (open, flock LOCK_SH|LOCK_NB, close). Each sample is a fresh Node
 // process with a clean environment, as a step starts. Usage: node scripts/bench/liveness-cost.mjs [runs]
 import { execFileSync } from "node:child_process";

@@ -1,14 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { describeSystemError, usageError } from "../errors.js";
-import { statOrUndefined } from "../wait/watch-folder.js";
+import { describeSystemError, usageError } from "../base/errors.js";
+import { NAME_MAX, statOrUndefined } from "../base/files.js";
 import type { StepOptions } from "./step-options.js";
 
 // Checks what can be checked before anything waits or runs, so a misconfigured step fails at once instead of after
 // its command ran. Creates the folders baton will write into (Tekton does too): that is also the only sure test.
-
-/** The longest file name Linux file systems take (NAME_MAX), in bytes. */
-export const NAME_MAX = 255;
 
 export function checkStepPaths(options: StepOptions): void {
   for (const file of options.waitFiles) {

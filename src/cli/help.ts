@@ -9,6 +9,8 @@ Usage:
   baton sidecar --stop-file PATH... [sidecar options] [-- COMMAND [ARG...]]   (see baton sidecar --help)
   baton init DEST          copy this baton to DEST (mode 0755), as an init container does
   baton -wait_file ... -entrypoint CMD -- [ARG...]    Tekton's entrypoint arguments (also init SRC DST [STEP...], cp SRC DST)
+  baton emissary [--loglevel L] [--log-format F] [--gloglevel N] -- COMMAND [ARG...]   Argo Workflows' emissary
+  baton kill SIGNAL PID    Argo Workflows' kill
   baton --version | --help
 
 Step options:

@@ -1,4 +1,4 @@
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 
 // A small table-driven parser instead of commander: every step of every pod pays its start-up (~5 ms, see the Dependencies table in README.md).
 // Parsing stops at "--" or at the first argument that is not an option, like tini and getopt's "+" mode,
@@ -15,7 +15,9 @@ export interface ParsedArgs {
 }
 
 export function parseArgs(argv: readonly string[], table: OptionTable): ParsedArgs {
-  const options: ParsedArgs["options"] = {};
+  // No prototype, and only the table's own names: an option named after an Object.prototype property (--constructor,
+  // --toString, --__proto__) is unknown like any other, never a function found on the prototype.
+  const options: ParsedArgs["options"] = Object.create(null) as ParsedArgs["options"];
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -27,7 +29,7 @@ export function parseArgs(argv: readonly string[], table: OptionTable): ParsedAr
     if (!arg.startsWith("--")) throw usageError(`unknown option ${arg} (see baton --help)`);
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq === -1 ? undefined : eq);
-    const kind = table[name];
+    const kind = Object.hasOwn(table, name) ? table[name] : undefined;
     if (kind === undefined) throw usageError(`unknown option --${name} (see baton --help)`);
     if (kind === "flag") {
       if (eq !== -1) throw usageError(`option --${name} takes no value`);

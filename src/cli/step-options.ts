@@ -1,4 +1,4 @@
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 import { parseDuration } from "./duration.js";
 import { findOptionValue, listOption, parseArgs, stringOption, type OptionTable } from "./parse-args.js";
 

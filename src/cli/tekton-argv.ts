@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { BatonError, usageError } from "../errors.js";
+import { BatonError, usageError } from "../base/errors.js";
 import { tektonRoot } from "./step-options.js";
 
 // Tekton's pod builder starts its entrypoint with Go-style flags: one dash, underscores, `-flag value` or
@@ -81,9 +81,10 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
     const body = word.startsWith("--") ? word.slice(2) : word.slice(1);
     const eq = body.indexOf("=");
     const name = eq === -1 ? body : body.slice(0, eq);
-    const spec = FLAGS[name];
+    // Own names only: -toString, -constructor or -__proto__ are unknown flags, not Object.prototype's properties.
+    const spec = Object.hasOwn(FLAGS, name) ? FLAGS[name] : undefined;
     if (!spec) {
-      const why = NOT_TEKTON[name];
+      const why = Object.hasOwn(NOT_TEKTON, name) ? NOT_TEKTON[name] : undefined;
       throw usageError(why ? `-${name} is not a flag of Tekton's entrypoint (${why})` : `unknown Tekton entrypoint flag -${name} (see baton --help)`);
     }
     let value: string;

@@ -4,9 +4,9 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
-import { BatonError, describeSystemError, usageError } from "../errors.js";
-import { ADDON_FILE } from "../run/reaper.js";
-import { standaloneLauncher, standaloneRoot } from "../standalone.js";
+import { BatonError, describeSystemError, usageError } from "../base/errors.js";
+import { ADDON_FILE } from "../addon/load-addon.js";
+import { standaloneLauncher, standaloneRoot } from "../process/standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
 // what an init container does to put baton into a shared volume (/tekton/bin) before the steps start.
@@ -24,8 +24,8 @@ function runningBundle(): string {
 export function installBaton(dest: string): void {
   const root = standaloneRoot();
   if (root === undefined) {
-    // The bundle carries its chunks inside (src/chunks.ts); the optional reaper addon goes beside the copy, where
-    // src/run/reaper.ts looks for it (the bundle's own folder).
+    // The bundle carries its chunks inside (src/process/chunks.ts); the optional reaper addon goes beside the copy, where
+    // src/addon/load-addon.ts looks for it (the bundle's own folder).
     const addon = join(dirname(runningBundle()), ADDON_FILE);
     if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
     return copyExecutable(runningBundle(), dest);

@@ -1,4 +1,4 @@
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
 
 /** DIR/exitCode: the command's own exit code, as Tekton's step metadata has it. */
 export function writeExitCodeFile(stepMetadataDir: string, exitCode: number): void {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeSystemError } from "../errors.js";
+import { describeSystemError } from "../base/errors.js";
 import { COMPRESSED_PREFIX, compress, decompress } from "./compress.js";
 
 // The Kubernetes termination message in Tekton's format: a JSON array of {key, value, type}. The kubelet keeps at

@@ -1,7 +1,7 @@
 import type { StepOptions } from "../cli/step-options.js";
-import { describeSystemError } from "../errors.js";
-import { writeFileAtomicOrInPlace } from "./atomic-write.js";
-import type { Reason } from "./post-file.js";
+import { describeSystemError } from "../base/errors.js";
+import { writeFileAtomicOrInPlace } from "../base/atomic-write.js";
+import type { Reason } from "../handoff/post-file.js";
 import { composeMessage, readExisting, readOptionalFile, readResults, type TerminationReason } from "./termination-message.js";
 
 /** What the termination message needs to know about how the step ended. */

@@ -1,35 +1,33 @@
 import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { monotonicMs } from "../clock.js";
-import { describeSystemError } from "../errors.js";
+import { monotonicMs } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
+import { CopyFinish, QUIET_AFTER_EXIT_MS, STALL_LIMIT_MS } from "./copy-finish.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
 // to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,
 // so a fast writer and a slow disk cost no memory: the command simply blocks on its full pipe, as it would writing
 // to a slow terminal. Not pipe(): it pauses for every 64 KiB chunk, which is more than a stream's highWaterMark
 // (16 KiB), until that chunk is written (make bench row 6: 0.55 x tee, against ~0.75 x here); and with a larger
-// highWaterMark it waits for good on a file stream that fails (disk full) while it is paused on it.
+// highWaterMark it waits for good on a file stream that fails (disk full) while it is paused on it. When the copy
+// may stop is copy-finish.ts's to say; this file moves the bytes and keeps the time.
 
-/** After the command exits, how long its pipes may stay quiet before baton stops reading them (see finish()). */
-export const QUIET_AFTER_EXIT_MS = 100;
-/** ...and how long baton reads them at most, for a grandchild that never stops writing. */
-export const READ_AFTER_EXIT_MAX_MS = 2000;
-/** A destination (a console reader, a file) that takes nothing for this long is given up on, with a word. */
-export const STALL_LIMIT_MS = 30_000;
-/** How much baton queues for one destination before it stops reading the command's pipe. */
-export const QUEUE_LIMIT = 1024 * 1024;
-
+/** Where each stream is copied: a file, or several (Argo's emissary copies stdout to both `stdout` and `combined`). */
 export interface CaptureTargets {
-  stdoutPath: string | undefined;
-  stderrPath: string | undefined;
+  stdoutPath: string | readonly string[] | undefined;
+  stderrPath: string | readonly string[] | undefined;
+}
+
+function pathsOf(target: string | readonly string[] | undefined): readonly string[] {
+  return target === undefined ? [] : typeof target === "string" ? [target] : target;
 }
 
 export interface OutputTee {
   /**
    * Resolves once the captured pipes reach their end, or, when something the command left behind (a background
-   * grandchild) still holds them open, once they have been quiet for QUIET_AFTER_EXIT_MS with nothing left to
-   * write, or READ_AFTER_EXIT_MAX_MS after the call at the latest. Then the copy stops and the files are closed:
-   * baton never waits on a grandchild's pipe.
+   * grandchild) still holds them open, once they have been quiet with nothing left to write, or soon after they
+   * were read empty (CopyFinish.check). Then the copy stops and the files are closed: baton never waits on a
+   * grandchild's pipe.
    */
   finish(): Promise<void>;
 }
@@ -37,8 +35,8 @@ export interface OutputTee {
 /** Opens the files now, so an unwritable path fails before the command starts. Same path twice: one file. */
 export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStream> {
   const files = new Map<string, WriteStream>();
-  for (const path of [targets.stdoutPath, targets.stderrPath]) {
-    if (path === undefined || files.has(path)) continue;
+  for (const path of [...pathsOf(targets.stdoutPath), ...pathsOf(targets.stderrPath)]) {
+    if (files.has(path)) continue;
     let fd: number;
     try {
       fd = openWithoutBlocking(path);
@@ -89,23 +87,27 @@ export function teeOutput(
   files: Map<string, WriteStream>,
   warn: (message: string) => void,
 ): OutputTee {
-  const pairs: [Readable, Sink, string][] = [];
-  if (sources.stdout && targets.stdoutPath) pairs.push([sources.stdout, consoleStream(1), targets.stdoutPath]);
-  if (sources.stderr && targets.stderrPath) pairs.push([sources.stderr, consoleStream(2), targets.stderrPath]);
+  const pairs: [Readable, Sink, readonly string[]][] = [];
+  const stdoutPaths = pathsOf(targets.stdoutPath);
+  const stderrPaths = pathsOf(targets.stderrPath);
+  if (sources.stdout && stdoutPaths.length > 0) pairs.push([sources.stdout, consoleStream(1), stdoutPaths]);
+  if (sources.stderr && stderrPaths.length > 0) pairs.push([sources.stderr, consoleStream(2), stderrPaths]);
 
-  let lastData = monotonicMs();
-  let afterExit = false; // true from the first turn after the command's exit: every read since began after it
-  const emptied = new Set<Readable>(); // pipes read empty since then: all the command wrote before exiting is read
-  const lastRead = new Map<Readable, number>();
+  const owns = [...new Set(pairs.map(([, own]) => own))];
+  const sinkNames = new Map<Sink, string>([
+    ...[...files].map(([path, stream]) => [stream, path] as [Sink, string]),
+    ...owns.map((own) => [own, own === consoles.get(1) ? "baton's stdout" : "baton's stderr"] as [Sink, string]),
+  ]);
+  const policy = new CopyFinish(
+    pairs.map(([source]) => source),
+    [...sinkNames.keys()],
+    monotonicMs(),
+  );
   let fileFailed = false; // warn once per step
-  const broken = new Set<Writable>(); // failed destinations: no more writes, never waited for
-  const full = (sink: Writable) => !broken.has(sink) && sink.writableLength >= QUEUE_LIMIT;
   const resume = () => {
-    for (const [source, own, path] of pairs) {
-      if (!source.isPaused() || full(own) || full(files.get(path)!)) continue;
-      // A pipe is quiet only from here: while paused, nothing was read from it, however long ago its last data came.
-      lastData = monotonicMs();
-      lastRead.set(source, lastData);
+    for (const [source, own, paths] of pairs) {
+      if (!source.isPaused() || policy.full(own) || paths.some((path) => policy.full(files.get(path)!))) continue;
+      policy.resumed(source, monotonicMs());
       source.resume();
     }
   };
@@ -114,29 +116,25 @@ export function teeOutput(
       // A full disk must not kill the command or lose its console output: stop copying to the file, say so once.
       if (!fileFailed) warn(`stopped copying the command's output to ${file}: ${describeSystemError(error)}`);
       fileFailed = true;
-      broken.add(stream);
+      policy.giveUp(stream);
       resume();
     });
     stream.on("drain", resume);
   }
-  const owns = [...new Set(pairs.map(([, own]) => own))];
   for (const own of owns) {
     // baton's own stdout closed (EPIPE) must not end the copy to the file, nor crash baton.
     own.on("error", () => {
-      broken.add(own);
+      policy.giveUp(own);
       resume();
     });
     own.on("drain", resume);
   }
-  const copies = pairs.map(([source, own, path]) => {
-    const file = files.get(path)!; // one file may take both streams; closed in finish()
+  const copies = pairs.map(([source, own, paths]) => {
+    const sinks = [own, ...paths.map((path) => files.get(path)!)]; // one file may take both streams; closed in finish()
     const copy = (chunk: Buffer) => {
-      lastData = monotonicMs();
-      // libuv reads a pipe 64 KiB at a time: a shorter chunk means the read took all there was.
-      if (afterExit && chunk.length < PIPE_READ_SIZE) emptied.add(source);
-      lastRead.set(source, lastData);
-      for (const sink of [own, file]) if (!broken.has(sink) && !sink.destroyed) sink.write(chunk);
-      if (full(own) || full(file)) source.pause(); // resumed by 'drain', or when that destination fails
+      policy.read(source, chunk.length, monotonicMs());
+      for (const sink of sinks) if (!policy.isBroken(sink) && !sink.destroyed) sink.write(chunk);
+      if (sinks.some((sink) => policy.full(sink))) source.pause(); // resumed by 'drain', or when that destination fails
     };
     source.on("data", copy);
     return copy;
@@ -151,61 +149,28 @@ export function teeOutput(
   );
 
   /** Gives up on a destination that took nothing for STALL_LIMIT_MS: says how much of the output it dropped. */
-  const progress = new Map<Sink, { written: number; at: number }>();
-  const giveUpOnStalled = (now: number) => {
-    for (const [sink, name] of sinkNames) {
-      if (broken.has(sink) || sink.destroyed || sink.writableLength === 0) {
-        progress.delete(sink);
-        continue;
-      }
-      const seen = progress.get(sink);
-      if (!seen || seen.written !== sink.bytesWritten) progress.set(sink, { written: sink.bytesWritten, at: now });
-      else if (now - seen.at >= STALL_LIMIT_MS) {
-        broken.add(sink);
-        warn(`dropped ${sink.writableLength} bytes of the command's output to ${name}: it took nothing for ${STALL_LIMIT_MS} ms`);
-        resume();
-      }
+  const giveUpOnStalled = () => {
+    const stalled = policy.stalled(monotonicMs());
+    for (const sink of stalled) {
+      warn(`dropped ${sink.writableLength} bytes of the command's output to ${sinkNames.get(sink)}: it took nothing for ${STALL_LIMIT_MS} ms`);
     }
+    if (stalled.length > 0) resume();
   };
-  const sinkNames = new Map<Sink, string>([
-    ...[...files].map(([path, stream]) => [stream, path] as [Sink, string]),
-    ...owns.map((own) => [own, own === consoles.get(1) ? "baton's stdout" : "baton's stderr"] as [Sink, string]),
-  ]);
-  const waiting = (sink: Writable) => !broken.has(sink) && !sink.destroyed && sink.writableLength > 0;
 
   return {
     async finish() {
-      setImmediate(() => (afterExit = true));
-      for (const [source] of pairs) source.once("end", () => emptied.add(source));
-      const exitedAt = monotonicMs();
-      lastData = exitedAt; // the quiet period starts at the command's exit at the earliest
+      setImmediate(() => policy.readingAfterExit());
+      for (const [source] of pairs) source.once("end", () => policy.ended(source));
+      policy.exited(monotonicMs());
       let check: NodeJS.Timeout | undefined;
-      // Quiet is only believed when seen by two checks in a row: between them the event loop has polled the pipes,
-      // so a pipe resumed just before the first check has had its chance to be read (found losing ~180 KB under load).
-      let quietAt: number | undefined;
-      // Everything the command wrote before it exited is in its pipes or queued here: read until the pipes end, or are
-      // quiet with nothing queued. A process the command left behind may hold them open and write on: stop then, but
-      // only once each pipe has been read empty since the exit, and READ_AFTER_EXIT_MAX_MS has passed. A slow reader
-      // is waited for (the copy never drops what was written before the exit); one that takes nothing for
-      // STALL_LIMIT_MS is given up on, with a word.
       const quiet = new Promise<void>((resolve) => {
         check = setInterval(() => {
-          const now = monotonicMs();
-          giveUpOnStalled(now);
-          const pending = [...sinkNames.keys()].some(waiting);
-          // A pipe that is read (not paused) and gave nothing for a while is empty too.
-          for (const [source] of pairs) {
-            if (afterExit && !source.isPaused() && now - (lastRead.get(source) ?? exitedAt) >= QUIET_AFTER_EXIT_MS) emptied.add(source);
+          giveUpOnStalled();
+          const verdict = policy.check(monotonicMs());
+          if (verdict.state === "left-behind") {
+            warn(`stopped copying the command's output ${Math.round(verdict.afterExitMs)} ms after it exited: a process it left behind still writes to it`);
           }
-          const quietNow = !pending && now - lastData >= QUIET_AFTER_EXIT_MS;
-          const quietBefore = quietAt === lastData;
-          quietAt = quietNow ? lastData : undefined;
-          if (quietNow) {
-            if (quietBefore) resolve();
-          } else if (emptied.size === pairs.length && now - exitedAt >= READ_AFTER_EXIT_MAX_MS) {
-            warn(`stopped copying the command's output ${Math.round(now - exitedAt)} ms after it exited: a process it left behind still writes to it`);
-            resolve();
-          }
+          if (verdict.state !== "copying") resolve();
         }, QUIET_AFTER_EXIT_MS / 4);
       });
       await Promise.race([Promise.all(ended), quiet]);
@@ -214,16 +179,16 @@ export function teeOutput(
         source.off("data", copies[i]!);
         source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
       });
-      // What is queued still goes out (main.ts ends with process.exit(), which would drop it), to a slow reader too,
+      // What is queued still goes out (baton's exit, src/process/exit.ts, would drop it), to a slow reader too,
       // unless it stalls.
-      check = setInterval(() => giveUpOnStalled(monotonicMs()), QUIET_AFTER_EXIT_MS / 4);
-      await Promise.all([...sinkNames.keys()].map((sink) => drained(sink, () => broken.has(sink))));
+      check = setInterval(giveUpOnStalled, QUIET_AFTER_EXIT_MS / 4);
+      await Promise.all([...sinkNames.keys()].map((sink) => drained(sink, () => policy.isBroken(sink))));
       clearInterval(check);
       // 'close', not end()'s callback: a write that fails now (disk full) must get its 'error', and its warning,
       // before baton exits. 'close' follows 'error'.
       await Promise.all(
         [...files.values()].map((stream) =>
-          stream.closed || broken.has(stream)
+          stream.closed || policy.isBroken(stream)
             ? undefined
             : new Promise<void>((resolve) => {
                 stream.once("close", resolve);
@@ -270,9 +235,6 @@ function lazyNet(): typeof import("node:net") {
   const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
   return (getBuiltin ? getBuiltin("node:net") : require("node:net")) as typeof import("node:net");
 }
-
-/** What Node asks of a pipe in one read (libuv's 64 KiB buffer): a chunk shorter than this emptied the pipe. */
-const PIPE_READ_SIZE = 64 * 1024;
 
 /** Resolves once `stream` has written everything queued, failed, or `gaveUp()` (checked on each write done). */
 function drained(stream: Sink, gaveUp: () => boolean): Promise<void> | undefined {

@@ -1,24 +1,9 @@
 // Reaping orphans, like tini: as PID 1 (or a child subreaper) baton inherits every process its command leaves behind,
 // and Node only ever waits for the children it spawned itself. On SIGCHLD we peek at an exited child without reaping
 // it (waitid WNOWAIT); a pid that Node spawned is left for libuv, which is waiting for its status, and anything else
-// is reaped. The native part is dist/baton-reaper.node (src/run/reaper.c), loaded on the first SIGCHLD so that a
-// step pays nothing for it before its command runs.
-import { existsSync, mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-
-export interface ReaperAddon {
-  /** pid of an exited child that is not reaped yet (left unreaped), 0 if none */
-  peekExited(): number;
-  /** waitpid(pid, WNOHANG): pid when reaped, 0 when still running, -1 when not our child */
-  reap(pid: number): number;
-  /** prctl(PR_SET_CHILD_SUBREAPER, 1) */
-  becomeSubreaper(): void;
-  /** flock(fd, operation | LOCK_NB): 0, or the errno (EWOULDBLOCK: held by another process). See liveness-lock.ts. */
-  flock(fd: number, operation: number): number;
-  /** _exit(code): ends the process without Node's platform shutdown (src/exit.ts). */
-  exitNow(code: number): never;
-}
+// is reaped. The native part is the addon (src/addon/), loaded on the first SIGCHLD so that a step pays nothing
+// for it before its command runs.
+import { loadNativeAddon, type NativeAddon } from "../addon/load-addon.js";
 
 export interface ReapingOptions {
   /** true for a pid that Node spawned and has not reported as exited yet: its status belongs to libuv */
@@ -27,7 +12,7 @@ export interface ReapingOptions {
   warn: (message: string) => void;
   /** ask to be a child subreaper when not PID 1 (opt-in: see shouldBecomeSubreaper) */
   subreaper?: boolean;
-  loadAddon?: () => ReaperAddon;
+  loadAddon?: () => NativeAddon;
 }
 
 export interface Reaper {
@@ -36,7 +21,6 @@ export interface Reaper {
   stop(): void;
 }
 
-export const ADDON_FILE = "baton-reaper.node";
 /** how long to wait before looking again when the exited child is one libuv has still to reap */
 const RETRY_MS = 5;
 
@@ -57,8 +41,8 @@ export function shouldBecomeSubreaper(env: NodeJS.ProcessEnv = process.env): boo
 export function startReaping(options: ReapingOptions): Reaper | undefined {
   const asSubreaper = process.pid !== 1 && options.subreaper === true;
   if (process.pid !== 1 && !asSubreaper) return undefined;
-  const load = options.loadAddon ?? loadReaperAddon;
-  let addon: ReaperAddon | undefined;
+  const load = options.loadAddon ?? loadNativeAddon;
+  let addon: NativeAddon | undefined;
   let failed = false;
   let reaped = 0;
   let retry: NodeJS.Timeout | undefined;
@@ -68,7 +52,7 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
     stop();
     options.warn(`${message}; orphaned processes will not be reaped`);
   };
-  const ready = (): ReaperAddon | undefined => {
+  const ready = (): NativeAddon | undefined => {
     if (addon === undefined && !failed) {
       try {
         addon = load();
@@ -123,78 +107,6 @@ export function startReaping(options: ReapingOptions): Reaper | undefined {
     },
     stop,
   };
-}
-
-let loaded: ReaperAddon | undefined;
-
-/**
- * dlopen's the addon (once: the reaper and the liveness lock share it): beside the bundle; in the standalone build,
- * from its lib/ folder or else from its SEA assets.
- */
-export function loadReaperAddon(): ReaperAddon {
-  loaded ??= loadAddonFile();
-  return loaded;
-}
-
-function loadAddonFile(): ReaperAddon {
-  const sea = process.getBuiltinModule?.("node:sea");
-  if (sea?.isSea()) return loadFromSea(sea);
-  // The bundle is CommonJS, where __dirname is its own folder (unbundled sources run from src/run/).
-  const folder = typeof __dirname === "string" ? __dirname : dirname(process.argv[1] ?? ".");
-  return dlopen(join(folder, ADDON_FILE));
-}
-
-function loadFromSea(sea: typeof import("node:sea")): ReaperAddon {
-  // The standalone folder ships it as ROOT/lib/baton-reaper.node; execPath is ROOT/lib/ld-linux-x86-64.so.2 or
-  // ROOT/lib/baton-node (started through the loader, or directly), or ROOT/baton where /proc is not mounted.
-  const home = dirname(process.execPath);
-  for (const file of [join(home, ADDON_FILE), join(home, "lib", ADDON_FILE)]) {
-    if (existsSync(file)) return dlopen(file);
-  }
-  // Not shipped as a file: use the copy inside the executable (a SEA asset of the same name), if there is one.
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(sea.getAsset(ADDON_FILE));
-  } catch {
-    throw new Error(`${ADDON_FILE} is neither in ${home} nor among the executable's assets`);
-  }
-  // dlopen needs a file; once mapped it can go. The first folder that allows executable mappings wins
-  // (a read-only root or a noexec /tmp refuses).
-  const failures: string[] = [];
-  for (const parent of [tmpdir(), "/dev/shm", home]) {
-    let folder: string | undefined;
-    let file: string | undefined;
-    try {
-      folder = mkdtempSync(join(parent, "baton-"));
-      file = join(folder, ADDON_FILE);
-      writeFileSync(file, bytes, { mode: 0o700 });
-      return dlopen(file);
-    } catch (error) {
-      failures.push(`${parent}: ${messageOf(error)}`);
-    } finally {
-      if (folder !== undefined) removeQuietly(folder, file);
-    }
-  }
-  throw new Error(failures.join("; "));
-}
-
-function removeQuietly(folder: string, file: string | undefined) {
-  try {
-    if (file !== undefined) unlinkSync(file);
-  } catch {
-    // never written
-  }
-  try {
-    rmdirSync(folder);
-  } catch {
-    // a leftover empty folder in a temporary directory is harmless
-  }
-}
-
-function dlopen(file: string): ReaperAddon {
-  const module = { exports: {} as ReaperAddon };
-  process.dlopen(module, file);
-  return module.exports;
 }
 
 function messageOf(error: unknown): string {

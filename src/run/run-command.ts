@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { trackChild } from "./children.js";
-import { after, monotonicMs, sleep, type Deadline } from "../clock.js";
-import { describeSystemError } from "../errors.js";
+import { after, monotonicMs, sleep, type Deadline } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
 import { exitCodeOf, isBatonFault, spawnErrorExitCode } from "./exit-code.js";
 import { spawnProcess } from "./start-process.js";
 

@@ -1,9 +1,9 @@
 // Sidecar mode, loaded only when `baton sidecar` is asked for: step mode's start-up never pays for it.
 import { makeFolder } from "../cli/check-paths.js";
 import { findOptionValue } from "../cli/parse-args.js";
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 import { configureEvents, emit } from "../report/events.js";
-import { statOrUndefined } from "../wait/watch-folder.js";
+import { statOrUndefined } from "../base/files.js";
 import { parseSidecarOptions, type SidecarOptions } from "./options.js";
 import { markNotReady, runSidecar, type SidecarIO } from "./run-sidecar.js";
 import { dirname } from "node:path";

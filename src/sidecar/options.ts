@@ -2,7 +2,7 @@ import { constants } from "node:os";
 import { parseDuration } from "../cli/duration.js";
 import { listOption, parseArgs, stringOption, type OptionTable } from "../cli/parse-args.js";
 import { DEFAULT_GRACE_PERIOD_MS, safetyPollFromEnv } from "../cli/step-options.js";
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 import { parseProbe, type Probe } from "./probe.js";
 
 /** Everything sidecar mode needs, typed and checked. Durations are in milliseconds. */

@@ -1,8 +1,8 @@
 import { request } from "node:http";
 import { connect } from "node:net";
-import { BatonError, usageError } from "../errors.js";
+import { BatonError, usageError } from "../base/errors.js";
 import { startCommand } from "../run/run-command.js";
-import { statOrUndefined } from "../wait/watch-folder.js";
+import { statOrUndefined } from "../base/files.js";
 
 // Ready probes: is the sidecar serving yet? Polled until the first success, each attempt bounded by its own timeout,
 // so a probe that hangs (a SYN into the void, a server that accepts and never answers) cannot stall the next one.

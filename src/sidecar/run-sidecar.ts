@@ -1,15 +1,15 @@
 import { rmSync } from "node:fs";
-import { monotonicMs } from "../clock.js";
-import { holdLivenessLock } from "../liveness-lock.js";
-import { BatonError, describeSystemError, EXIT_FAILURE } from "../errors.js";
-import { writeFileAtomic } from "../report/atomic-write.js";
-import { writeEmptyErrorPostFile } from "../report/post-file.js";
+import { monotonicMs } from "../base/clock.js";
+import { holdLivenessLock } from "../handoff/liveness-lock.js";
+import { BatonError, describeSystemError, EXIT_FAILURE } from "../base/errors.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
+import { writeEmptyErrorPostFile } from "../handoff/post-file.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
 import { signalNumber } from "../run/exit-code.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type CommandResult, type RunningCommand } from "../run/run-command.js";
-import { endsWait, onSignal } from "../signals.js";
+import { endsWait, onSignal } from "../process/signals.js";
 import type { SidecarOptions } from "./options.js";
 import { pollUntilReady, type Probe } from "./probe.js";
 import { stopFileThere, waitForAnyStopFile } from "./stop-files.js";
@@ -27,7 +27,7 @@ export interface SidecarIO {
 }
 
 /** A terminating signal that ended the killer's wait; used as an AbortSignal reason. */
-class WaitEnded {
+class StoppedBySignal {
   constructor(readonly signal: NodeJS.Signals) {}
 }
 
@@ -76,7 +76,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   onSignal((signal) => {
     emit("signal", { signal, to: command?.pid ?? null });
     if (command) command.signal(signal);
-    else if (endsWait(signal) && !stopWait.signal.aborted) stopWait.abort(new WaitEnded(signal));
+    else if (endsWait(signal) && !stopWait.signal.aborted) stopWait.abort(new StoppedBySignal(signal));
   });
 
   // 2. Beside it: the ready probe, and the wait for a stop file.
@@ -125,7 +125,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
 
   // 3b. baton itself failed (the ready file cannot be written), or a signal ended the killer's wait.
   if (first.kind === "failed") {
-    if (first.error instanceof WaitEnded) {
+    if (first.error instanceof StoppedBySignal) {
       io.warn(`stopped by ${first.error.signal} while waiting`);
       return done(128 + signalNumber(first.error.signal));
     }

@@ -1,4 +1,4 @@
-import { lookFor, waitForFile, type WaitOutcome } from "../wait/wait-for-file.js";
+import { lookFor, waitForFile, type WaitOutcome } from "../handoff/wait-for-file.js";
 
 // A sidecar stops when the steps are over: when any of its stop files appears, or the .err a failed step leaves
 // instead (a failed pipeline must end too).

@@ -1,5 +1,5 @@
 import { request } from "node:http";
-import { monotonicMs, sleep } from "../clock.js";
+import { monotonicMs, sleep } from "../base/clock.js";
 
 // The killer's one job: ask a sidecar baton cannot wrap (an injected Envoy/Istio proxy) to quit, by an HTTP POST such
 // as Istio's http://127.0.0.1:15020/quitquitquit. Retried briefly, because the proxy may be busy or restarting its

@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { loadChunk, preloadChunk } from "../chunks.js";
 import type { StepOptions } from "../cli/step-options.js";
+import { loadCel } from "../tekton/load-cel.js";
+import { loadTektonChunk } from "../tekton/load.js";
 import type { CommandDecision } from "../tekton/step-features.js";
 
 // Whether a step uses Tekton's features that act around its command (src/tekton/step-features.ts: credentials before
 // the wait, $(steps...) substitution and `when` before the command). Only then is their code loaded, from
-// the Tekton chunk (src/chunks.ts): a plain step pays the few checks here and nothing more.
+// the Tekton chunk (src/process/chunks.ts): a plain step pays the few checks here and nothing more.
 
 const STEP_REFERENCE = "$(steps.";
 
@@ -20,7 +21,7 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
   // Tekton's entrypoint copies /tekton/creds into $HOME on every start, flags or not (an emptyDir in every step).
   const copy = tekton && hasEntries(`${options.tektonRoot}/creds`);
   if (options.when === undefined && !credentials && !copy) return () => {};
-  return (await loadChunk("tekton")).prepareTektonFeatures(options, copy, warn);
+  return (await loadTektonChunk()).prepareTektonFeatures(options, copy, warn);
 }
 
 /**
@@ -29,20 +30,20 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
  */
 export function preloadFeatures(options: StepOptions): void {
   if (!options.debugBeforeStep && !options.breakpointOnFailure && !usesStepFeatures(options)) return;
-  preloadChunk("tekton");
-  if (options.when === undefined) return;
   const when = options.when;
-  loadChunk("tekton").then(
-    (tekton) => tekton.whenNeedsCel(when) && preloadChunk("cel"),
-    () => undefined, // told when the step asks for it
+  // A chunk that does not load is told when the step asks for it.
+  loadTektonChunk().then(
+    (tekton) => {
+      if (when !== undefined && tekton.whenNeedsCel(when)) loadCel().catch(() => undefined);
+    },
+    () => undefined,
   );
 }
 
 /** Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. */
 export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
   if (!usesStepFeatures(options)) return { run: options.command };
-  const tekton = await loadChunk("tekton");
-  return tekton.decideTektonCommand(options, async () => (await loadChunk("cel")).evaluateCel);
+  return (await loadTektonChunk()).decideTektonCommand(options);
 }
 
 /** A `when`, or a $(steps...) reference in the environment, the command or a Tekton script. */

@@ -1,11 +1,11 @@
 import { closeSync, openSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
-import { describeSystemError } from "../errors.js";
+import { describeSystemError } from "../base/errors.js";
 import { emit } from "../report/events.js";
-import { writeEmptyErrorPostFile, writePostFile } from "../report/post-file.js";
+import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
 import { writeTerminationMessage } from "../report/write-termination.js";
-import { exitCodeOf, settleOutcome, type Outcome } from "./outcome.js";
+import { batonExitCode, settleOutcome, type Outcome } from "./outcome.js";
 
 // The one place a step reports its outcome, reached from every end of the lifecycle: DIR/exitCode, then the
 // termination message (either may still fail the step: a full disk, results too large), then the post file, which is
@@ -68,7 +68,7 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
       final = settleOutcome(final, { writeFailed: true });
     }
   }
-  let exitCode = exitCodeOf(final);
+  let exitCode = batonExitCode(final);
   if (options.postFile !== undefined && !atBreakpoint) {
     const record = { exitCode: final.exitCode, reason: final.reason, startedAt, finishedAt: new Date().toISOString() };
     try {

@@ -1,5 +1,5 @@
-import { EXIT_FAILURE } from "../errors.js";
-import type { Reason } from "../report/post-file.js";
+import { EXIT_FAILURE } from "../base/errors.js";
+import type { Reason } from "../handoff/post-file.js";
 import { EXIT_NOT_FOUND, EXIT_TIMEOUT } from "../run/exit-code.js";
 
 // The step's outcome table, in one place and without side effects: what happened (the lifecycle's answer) -> the
@@ -86,7 +86,7 @@ export function settleOutcome(outcome: Outcome, problems: ReportProblems): Outco
 }
 
 /** baton's exit code for an outcome: 0 when it handed on POST. */
-export function exitCodeOf(outcome: Outcome): number {
+export function batonExitCode(outcome: Outcome): number {
   return outcome.handOn ? 0 : outcome.exitCode;
 }
 

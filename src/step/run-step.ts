@@ -1,28 +1,25 @@
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
-import { after } from "../clock.js";
-import { loadChunk } from "../chunks.js";
-import { BatonError, EXIT_FAILURE } from "../errors.js";
-import { describeInternalError } from "../internal-error.js";
+import { after } from "../base/clock.js";
+import { BatonError, EXIT_FAILURE } from "../base/errors.js";
 import { emit } from "../report/events.js";
-import { isTrackedChild } from "../run/children.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
-import { openCaptureFiles, startThreadPool, teeOutput } from "../run/output-tee.js";
-import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
-import { startCommand, type RunningCommand } from "../run/run-command.js";
+import { startThreadPool } from "../run/output-tee.js";
+import type { RunningCommand } from "../run/run-command.js";
 import { prepareToSpawn } from "../run/start-process.js";
-import { holdLivenessLock } from "../liveness-lock.js";
-import { endsWait, onSignal } from "../signals.js";
-import { waitForFile } from "../wait/wait-for-file.js";
+import { describeInternalError } from "../process/internal-error.js";
+import { endsWait } from "../process/signals.js";
+import { loadTektonChunk } from "../tekton/load.js";
 import { decideCommand, preloadFeatures } from "./features.js";
-import { handOn, reserveDescriptor } from "./hand-on.js";
+import { handOn } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
+import { STEP_WORLD, type StepPorts } from "./ports.js";
 import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
 
 // The step lifecycle, top to bottom: wait for the previous step, run the command, hand the baton on.
 // Each phase says what happened (a Happened); outcome.ts turns that into the outcome, and hand-on.ts writes it
 // (exitCode file, termination message, POST or POST.err). Whatever throws on the way, a Happened still comes out and
-// the post file is still written: runStep never throws.
+// the post file is still written: runStep never throws. What it touches of the world goes through ports.ts.
 
 export interface StepIO {
   warn(message: string): void;
@@ -35,6 +32,7 @@ class WaitEnded {
 
 /** What the phases share: when the step started (the wait, then the command's start), and the command once running. */
 interface StepState {
+  ports: StepPorts;
   startedAt: string;
   command: RunningCommand | undefined;
   /** Takes this step's liveness lock, once. */
@@ -45,22 +43,22 @@ interface StepState {
   skippedAtBreakpoint?: boolean;
 }
 
-export async function runStep(options: StepOptions, io: StepIO): Promise<number> {
-  const step: StepState = { startedAt: now(), command: undefined };
-  if (options.postFile !== undefined) reserveDescriptor(dirname(options.postFile));
+export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts = STEP_WORLD): Promise<number> {
+  const step: StepState = { ports, startedAt: now(), command: undefined };
+  if (options.postFile !== undefined) ports.writer.reserveDescriptor(dirname(options.postFile));
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
-  // Held until baton exits: the next step notices if this one is killed before it hands on (liveness-lock.ts).
+  // Held until baton exits: the next step notices if this one is killed before it hands on (src/handoff/liveness-lock.ts).
   // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
   let locked = options.postFile === undefined;
   step.holdLock = () => {
-    if (!locked) holdLivenessLock(options.postFile!, io.warn);
+    if (!locked) ports.writer.holdLock(options.postFile!, io.warn);
     locked = true;
   };
   const waitAbort = new AbortController();
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
   // Before the command runs, a terminating signal ends the wait; once it runs, every signal goes to its group.
-  onSignal((signal) => {
+  ports.onSignal((signal) => {
     emit("signal", { signal, to: step.command?.pid ?? null });
     if (step.pause) {
       if (endsWait(signal) && !step.pause.signal.aborted) step.pause.abort(128 + signalNumber(signal));
@@ -71,7 +69,7 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
     }
   });
   // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.
-  const stopping = watchStopConditions(options, io.warn, () =>
+  const stopping = watchStopConditions(options, io.warn, ports.waiter, () =>
     endWait(new WaitEnded({ kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED })),
   );
 
@@ -91,13 +89,13 @@ export async function runStep(options: StepOptions, io: StepIO): Promise<number>
     } catch (error) {
       // The breakpoint cannot be held (its code did not load): hand on as without it, never leave the chain waiting.
       await batonFailed(error, true, io);
-      return handOn(options, outcome, step.startedAt, io.warn);
+      return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
     }
   }
   if (outcome.handOn && outcome.exitCode !== 0) {
     io.warn(`the command failed with exit code ${outcome.exitCode}; continuing (--on-error continue)`);
   }
-  return handOn(options, outcome, step.startedAt, io.warn);
+  return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
 }
 
 /** Tekton's onFailure breakpoint: a failure of the command or of baton, not a timeout, a cancel or a skip. */
@@ -112,8 +110,8 @@ function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
  * the script wrote (0 when none).
  */
 async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
-  handOn(options, outcome, step.startedAt, io.warn, true);
-  const { waitForBreakpointExit } = await loadChunk("tekton");
+  step.ports.writer.handOn(options, outcome, step.startedAt, io.warn, true);
+  const { waitForBreakpointExit } = await loadTektonChunk();
   const pause = new AbortController();
   step.pause = pause;
   try {
@@ -148,7 +146,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
   try {
     for (const file of options.waitFiles) {
       emit("waiting", { file });
-      const found = await waitForFile(file, {
+      const found = await step.ports.waiter.wait(file, {
         content: options.waitFileContent,
         signal: waitAbort.signal,
         safetyPollMs: options.safetyPollMs,
@@ -170,7 +168,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       emit("ready", { file });
     }
     if (options.debugBeforeStep && options.postFile !== undefined) {
-      const { waitBeforeStep } = await loadChunk("tekton");
+      const { waitBeforeStep } = await loadTektonChunk();
       const wait = { signal: waitAbort.signal, safetyPollMs: options.safetyPollMs, warn: io.warn };
       if (!(await waitBeforeStep(options.postFile, wait))) {
         io.warn("skipping the command: fail-continue was chosen at the before-step breakpoint");
@@ -207,30 +205,23 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
   const capture = options.stdoutPath !== undefined || options.stderrPath !== undefined;
   let files;
   try {
-    files = capture ? openCaptureFiles(options) : undefined;
+    files = capture ? step.ports.runner.openCapture(options) : undefined;
   } catch (error) {
     throw new BatonError(error instanceof Error ? error.message : String(error));
   }
   if (stopping.reason === "Cancelled") return { kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED };
-  // As PID 1 (or a subreaper) baton also inherits every orphan the command leaves: reap them.
-  startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
   step.startedAt = now();
-  const command = startCommand(
-    argv,
-    // Pipes only when asked: inherited stdio costs nothing and keeps the command's output unbuffered.
-    capture ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
-  );
+  const { command, copied } = step.ports.runner.start(argv, options, files, io.warn);
   step.holdLock?.();
   if (command.pid !== undefined) {
     step.command = command;
     emit("command", { argv, child: command.pid });
   }
-  const tee = files ? teeOutput(command, options, files, io.warn) : undefined;
   stopping.started(command);
   const result = await command.done;
   stopping.clear();
   emit("exited", { exitCode: result.exitCode, signal: result.signal });
-  await tee?.finish();
+  await copied();
 
   if (result.spawnError) {
     io.warn(result.spawnError);

@@ -1,8 +1,8 @@
 import type { StepOptions } from "../cli/step-options.js";
-import { after, type Deadline } from "../clock.js";
+import { after, type Deadline } from "../base/clock.js";
 import { emit } from "../report/events.js";
 import type { RunningCommand } from "../run/run-command.js";
-import { waitForFile } from "../wait/wait-for-file.js";
+import type { Waiter } from "./ports.js";
 
 // What stops a step on purpose: --timeout expiring, or a non-empty --cancel-file. On a running command both do the
 // same: SIGTERM to its process group, SIGKILL to the group --grace-period later (RunningCommand.stop). The cancel file
@@ -24,6 +24,7 @@ export interface StopConditions {
 export function watchStopConditions(
   options: Pick<StepOptions, "timeoutMs" | "gracePeriodMs" | "cancelFile" | "safetyPollMs">,
   warn: (message: string) => void,
+  waiter: Waiter,
   /** Called when the step is cancelled before its command started (it ends the wait). */
   cancelledBeforeStart: () => void,
 ): StopConditions {
@@ -47,7 +48,7 @@ export function watchStopConditions(
   const cancelFile = options.cancelFile;
   if (cancelFile !== undefined) {
     // Not a post file: CANCEL.err means nothing for a cancel file, and must not end its watch.
-    waitForFile(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
+    waiter.wait(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
       () => stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
       () => {}, // aborted by clear()
     );

@@ -1,6 +1,6 @@
 import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { describeSystemError, usageError } from "../errors.js";
+import { describeSystemError, usageError } from "../base/errors.js";
 import { goQuote, parseGoUrl, urlHasPath, urlWithUserPassword } from "./go-url.js";
 import type { CredentialFlags } from "../cli/step-options.js";
 

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { waitForFile } from "../wait/wait-for-file.js";
+import { waitForFile } from "../handoff/wait-for-file.js";
 
 // Tekton's debug breakpoints (TaskRun spec.debug, alpha), with the same files, so that the scripts the controller
 // puts in /tekton/debug/scripts work unchanged: `kubectl exec` into the step and run debug-continue,

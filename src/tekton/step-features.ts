@@ -1,7 +1,8 @@
 import type { StepOptions } from "../cli/step-options.js";
 import { copyCredentialsToHome, readCredentials, writeCredentials } from "./credentials.js";
+import { loadCel } from "./load-cel.js";
 import { substituteCommand, SubstitutionError } from "./substitute.js";
-import { evaluateWhen, parseWhen, type CelEvaluator } from "./when.js";
+import { evaluateWhen, parseWhen } from "./when.js";
 
 // Tekton's features that act around a step's command: the credentials (before the wait), the runtime substitution of
 // $(steps...) references and `when` (just before the command). In the Tekton chunk; src/step/features.ts decides
@@ -30,7 +31,7 @@ export function prepareTektonFeatures(options: StepOptions, copyCredentials: boo
  * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
  * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
  */
-export async function decideTektonCommand(options: StepOptions, loadCel: () => Promise<CelEvaluator>): Promise<CommandDecision> {
+export async function decideTektonCommand(options: StepOptions): Promise<CommandDecision> {
   let command: string[];
   try {
     const substituted = substituteCommand(options.command, process.env, options.tektonRoot);

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { describeSystemError } from "../errors.js";
+import { describeSystemError } from "../base/errors.js";
 import { goJson } from "./credentials.js";
 
 // Tekton's runtime substitution, done by its entrypoint just before the command starts, of what the controller could
@@ -121,7 +121,7 @@ export class StepResults {
     let out = text;
     for (const match of text.match(STEP_RESULT) ?? []) {
       const value = this.resolve(match);
-      out = out.replaceAll(match, typeof value === "string" ? value : "");
+      out = replaceAll(out, match, typeof value === "string" ? value : "");
     }
     return out;
   }
@@ -137,11 +137,19 @@ export class StepResults {
         }
         out = value;
       } else {
-        out[0] = out[0]!.replaceAll(match, Array.isArray(value) ? "" : value);
+        out[0] = replaceAll(out[0]!, match, Array.isArray(value) ? "" : value);
       }
     }
     return out;
   }
+}
+
+/**
+ * Go's strings.ReplaceAll: `value` goes in byte for byte. String.prototype.replaceAll with a string would read `$&`,
+ * `$'`, `` $` `` and `$$` in a result's value as patterns.
+ */
+function replaceAll(text: string, reference: string, value: string): string {
+  return text.split(reference).join(value);
 }
 
 export function hasStepReference(text: string): boolean {
@@ -171,7 +179,7 @@ export class StepArtifacts {
   inString(text: string): string {
     let out = text;
     for (const match of text.matchAll(STEP_ARTIFACT)) {
-      out = out.replaceAll(match[0], this.resolve(match[0], match[1]!, match[0].includes(".inputs.") ? "inputs" : "outputs", match[2]!));
+      out = replaceAll(out, match[0], this.resolve(match[0], match[1]!, match[0].includes(".inputs.") ? "inputs" : "outputs", match[2]!));
     }
     return out;
   }

@@ -1,4 +1,4 @@
-import { usageError } from "../errors.js";
+import { usageError } from "../base/errors.js";
 import { hasStepReference, StepResults, SubstitutionError } from "./substitute.js";
 
 // A Tekton step's `when` (--when_expressions, a JSON list): every expression must hold for the command to run.

@@ -1,5 +1,5 @@
 // dist/baton.cjs copied alone into an empty folder, as a user does to put it into an image: it carries its chunks
-// (Tekton's features, the CEL evaluator, `baton init`) inside itself (src/chunks.ts), so everything works with nothing
+// (Tekton's features, the CEL evaluator, `baton init`) inside itself (src/process/chunks.ts), so everything works with nothing
 // beside it; a damaged payload is one line and POST.err.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,6 +1,6 @@
 // Debugging baton where it runs (docs/development.md, "Debugging a failing pod"): BATON_DEBUG=1 prints an internal
 // error's stack in src/ terms through the source maps shipped beside the bundle, and Node's profilers and coverage
-// write their files although baton normally ends with _exit (src/exit.ts).
+// write their files although baton normally ends with _exit (src/process/exit.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

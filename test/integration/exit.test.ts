@@ -1,4 +1,4 @@
-// baton ends with _exit(2) once everything is written (src/exit.ts): Node's own exit shuts down its platform first,
+// baton ends with _exit(2) once everything is written (src/process/exit.ts): Node's own exit shuts down its platform first,
 // and that can deadlock (a V8 worker waiting for a main-thread GC while the main thread joins it), leaving a step that
 // never exits. Seen from outside: Node's 'exit' listeners, which that shutdown path runs, do not run.
 import { test } from "node:test";

@@ -9,7 +9,8 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import {
   IS_ROOT, cleanEnv, eventSeen, existsSync, join, listeningPorts, readJson, readOr, runBaton, startBaton, waitFor, type StartOptions,
@@ -46,10 +47,29 @@ test("the arm64 folder holds arm64 programs, laid out as the x64 folder", () => 
   const names = (dir: string) => readdirSync(join(dir, "lib")).filter((name) => !name.startsWith("ld-linux")).sort();
   assert.deepEqual(names(ARM64_DIR), names(resolve(ARM64_DIR, "../baton-linux-x64")));
   assert.ok(existsSync(join(ARM64_DIR, "lib/ld-linux-aarch64.so.1")));
-  for (const file of ["baton", "lib/baton-node", "lib/baton-reaper.node", "lib/ld-linux-aarch64.so.1", "lib/libc.so.6"]) {
+  for (const file of ["baton", "argoexec", "lib/baton-node", "lib/baton-reaper.node", "lib/ld-linux-aarch64.so.1", "lib/libc.so.6"]) {
     const header = readFileSync(join(ARM64_DIR, file)).subarray(0, 20);
     assert.equal(header.readUInt16LE(18), 183, `${file} is not an arm64 ELF file (e_machine EM_AARCH64)`);
   }
+});
+
+test("the arm64 argoexec (Argo's executor image): init copies the folder then runs Argo's init; its copy in the pod finds the folder", { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "baton-argoexec-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bin = join(dir, "bin");
+  mkdirSync(join(dir, "run"));
+  cpSync(ARM64_DIR, join(bin, "baton"), { recursive: true });
+  copyFileSync(join(ARM64_DIR, "argoexec"), join(bin, "argoexec"));
+  mkdirSync(join(bin, "baton/argo"));
+  writeFileSync(join(bin, "baton/argo/argoexec"), '#!/bin/sh\necho "argo $*"\n', { mode: 0o755 });
+  const env = { PATH: `${bin}:/usr/bin:/bin`, BATON_ARGO_ROOT: join(dir, "run") };
+  const init = execFileSync(EMULATED[0]!, [join(bin, "argoexec"), "init", "--loglevel", "info"], { env, encoding: "utf8" });
+  assert.equal(init, "argo init --loglevel info\n");
+  assert.equal(readFileSync(join(dir, "run/baton/lib/baton-node")).subarray(0, 20).readUInt16LE(18), 183);
+  // The copy Argo's init makes, /var/run/argo/argoexec, finds the folder the init put beside it.
+  copyFileSync(join(bin, "argoexec"), join(dir, "run/argoexec"));
+  const plugin = execFileSync(EMULATED[0]!, [join(dir, "run/argoexec"), "artifact-plugin-sidecar"], { env, encoding: "utf8" });
+  assert.equal(plugin, "argo artifact-plugin-sidecar\n");
 });
 
 test("the arm64 baton prints its version under qemu (launcher, loader, Node, SEA)", { skip }, async () => {

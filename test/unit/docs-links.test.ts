@@ -59,7 +59,7 @@ test("every relative link in the Markdown files resolves, anchors included", () 
   assert.deepEqual(broken, []);
 });
 
-// Paths named in prose and comments: `src/run/reaper.c`, scripts/bench/*.c, docs/standalone.md. dist/, build/ and
+// Paths named in prose and comments: `src/addon/addon.c`, scripts/bench/*.c, docs/standalone.md. dist/, build/ and
 // .bench/ are made by the build and the bench, so they are not checked.
 const TOP = ["src", "scripts", "test", "examples", "docs", "bin", ".ci"];
 const PATH = new RegExp(`(?<![\\w./$-])((?:${TOP.map((t) => t.replace(".", "\\.")).join("|")})/[\\w.*/-]*[\\w*])`, "g");

@@ -34,9 +34,9 @@ test("every environment variable baton reads is in docs/reference.md's table, an
   assert.deepEqual(rows.filter((v) => !read.has(v)).sort(), [], "in docs/reference.md but not read by baton");
 });
 
-test("every post-file reason in src/report/post-file.ts is in docs/reference.md's table, and only those", () => {
-  const type = /export type Reason =([^;]+);/.exec(readFileSync(join(ROOT, "src/report/post-file.ts"), "utf8"));
-  assert.ok(type, "src/report/post-file.ts declares the Reason type");
+test("every post-file reason in src/handoff/post-file.ts is in docs/reference.md's table, and only those", () => {
+  const type = /export type Reason =([^;]+);/.exec(readFileSync(join(ROOT, "src/handoff/post-file.ts"), "utf8"));
+  assert.ok(type, "src/handoff/post-file.ts declares the Reason type");
   const reasons = [...type[1].matchAll(/"(\w+)"/g)].map((m) => m[1]).sort();
   const rows = [...section("Post file").matchAll(/^\| `(\w+)` \| `POST/gm)].map((m) => m[1]).sort();
   assert.ok(reasons.length >= 10);

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { exitCodeOf, spawnErrorExitCode } from "../../src/run/exit-code.js";
-import { endsWait, FORWARDED_SIGNALS } from "../../src/signals.js";
+import { endsWait, FORWARDED_SIGNALS } from "../../src/process/signals.js";
 
 test("a command's own code passes through; death by signal N gives 128+N", () => {
   assert.equal(exitCodeOf(0, null), 0);
@@ -28,7 +28,7 @@ test("forwards every catchable signal but SIGCHLD, faults and SIGPROF; only harm
 });
 
 test("system errors read as their text and code, without Node's syscall and path", async () => {
-  const { describeSystemError } = await import("../../src/errors.js");
+  const { describeSystemError } = await import("../../src/base/errors.js");
   const error = (message: string, code: string) => Object.assign(new Error(message), { code });
   assert.equal(describeSystemError(error("ENOSPC: no space left on device, write", "ENOSPC")), "no space left on device (ENOSPC)");
   assert.equal(describeSystemError(error("EACCES: permission denied, open '/x'", "EACCES")), "permission denied (EACCES)");

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { holdsSocket } from "../../src/inspector-guard.js";
+import { holdsSocket } from "../../src/process/inspector-guard.js";
 
 test("holdsSocket looks for a socket beyond stdin, stdout and stderr in the fd folder", (t) => {
   const fds = mkdtempSync(join(tmpdir(), "baton-fds-"));

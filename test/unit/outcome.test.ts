@@ -2,7 +2,7 @@
 // One row per case; src/step/outcome.ts is the one place that decides it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decideOutcome, exitCodeOf, settleOutcome, type Happened, type ReportProblems } from "../../src/step/outcome.js";
+import { decideOutcome, batonExitCode, settleOutcome, type Happened, type ReportProblems } from "../../src/step/outcome.js";
 
 type Row = [name: string, happened: Happened, continueOnError: boolean, problems: ReportProblems,
   expected: { reason: string; post: "POST" | "POST.err"; recorded: number; exit: number; exitCodeFile?: number | null }];
@@ -44,7 +44,7 @@ for (const [name, happened, continueOnError, problems, expected] of rows) {
     assert.equal(final.reason, expected.reason);
     assert.equal(final.handOn ? "POST" : "POST.err", expected.post);
     assert.equal(final.exitCode, expected.recorded, "exitCode in the post record");
-    assert.equal(exitCodeOf(final), expected.exit, "baton's exit code");
+    assert.equal(batonExitCode(final), expected.exit, "baton's exit code");
     // DIR/exitCode is written from the decided outcome, before reporting can fail the step.
     const exitCodeFile = decided.ranCommand ? (decided.commandExitCode ?? decided.exitCode) : null;
     assert.equal(exitCodeFile, expected.exitCodeFile, "DIR/exitCode");

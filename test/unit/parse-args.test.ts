@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseArgs } from "../../src/cli/parse-args.js";
 import { findPostFile, parseStepOptions } from "../../src/cli/step-options.js";
-import { BatonError } from "../../src/errors.js";
+import { BatonError } from "../../src/base/errors.js";
 
 const table = { "wait-file": "list", "post-file": "value", quiet: "flag" } as const;
 

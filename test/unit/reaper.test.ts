@@ -4,13 +4,14 @@ import { afterEach, mock, test } from "node:test";
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { isTrackedChild, trackChild } from "../../src/run/children.js";
-import { shouldBecomeSubreaper, startReaping, type Reaper, type ReaperAddon } from "../../src/run/reaper.js";
+import type { NativeAddon } from "../../src/addon/load-addon.js";
+import { shouldBecomeSubreaper, startReaping, type Reaper } from "../../src/run/reaper.js";
 
 /** A kernel's view of our exited children, oldest first, as waitid(P_ALL) reports them. */
 function fakeKernel(exited: number[]) {
   const reaped: number[] = [];
   let subreaper = false;
-  const addon: ReaperAddon = {
+  const addon: NativeAddon = {
     peekExited: () => exited[0] ?? 0,
     reap: (pid) => {
       const at = exited.indexOf(pid);

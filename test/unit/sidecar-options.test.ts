@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BatonError } from "../../src/errors.js";
+import { BatonError } from "../../src/base/errors.js";
 import { parseSidecarOptions, parseSignal } from "../../src/sidecar/options.js";
 import { parseProbe } from "../../src/sidecar/probe.js";
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { standaloneLauncher, standaloneRoot } from "../../src/standalone.js";
+import { standaloneLauncher, standaloneRoot } from "../../src/process/standalone.js";
 
 function standaloneFolder(launcher = "baton"): string {
   const root = mkdtempSync(join(tmpdir(), "baton-standalone-"));

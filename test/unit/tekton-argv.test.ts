@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { findTektonPostFile, isTektonArgv, platformCommand, translateTektonArgv } from "../../src/cli/tekton-argv.js";
 import { parseStepOptions } from "../../src/cli/step-options.js";
-import { BatonError } from "../../src/errors.js";
+import { BatonError } from "../../src/base/errors.js";
 
 const usage = (fn: () => unknown, pattern: RegExp) =>
   assert.throws(fn, (e: unknown) => e instanceof BatonError && e.exitCode === 2 && pattern.test(e.message));

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { copyCredentialsToHome, readCredentials, writeCredentials, type CredentialFlags } from "../../src/tekton/credentials.js";
-import { BatonError } from "../../src/errors.js";
+import { BatonError } from "../../src/base/errors.js";
 
 function setup(secrets: Record<string, Record<string, string>>) {
   const root = mkdtempSync(join(tmpdir(), "baton-creds-"));

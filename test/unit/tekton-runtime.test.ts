@@ -14,7 +14,7 @@ import { evaluateCel } from "../../src/tekton/cel-entry.js";
 import { compress, decompress } from "../../src/report/compress.js";
 import { composeMessage } from "../../src/report/termination-message.js";
 import { escapeUserinfo, urlHasPath, urlWithUserPassword } from "../../src/tekton/go-url.js";
-import { BatonError } from "../../src/errors.js";
+import { BatonError } from "../../src/base/errors.js";
 
 test("result values decode as Tekton's ParamValue: array, object, JSON string, else raw", () => {
   assert.deepEqual(decodeResult(`["a","b"]`), { type: "array", value: ["a", "b"] });

@@ -1,7 +1,8 @@
-import { every } from "../clock.js";
-import { holderDied, LIVENESS_POLL_MS } from "../liveness-lock.js";
-import { BatonError, describeSystemError, EXIT_USAGE } from "../errors.js";
-import { statOrUndefined, watchFolderOf } from "./watch-folder.js";
+import { every } from "../base/clock.js";
+import { holderDied, LIVENESS_POLL_MS } from "./liveness-lock.js";
+import { BatonError, describeSystemError, EXIT_USAGE } from "../base/errors.js";
+import { statOrUndefined } from "../base/files.js";
+import { watchFolderOf } from "./watch-folder.js";
 
 // Waits for a previous step's post file. Events do the work; the safety poll only catches what inotify cannot see
 // (a write to a symlink target outside the watched folder, filesystems without events).

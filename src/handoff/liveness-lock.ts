@@ -1,8 +1,8 @@
 import { closeSync, openSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { describeSystemError } from "./errors.js";
-import { temporaryName } from "./report/atomic-write.js";
-import { loadReaperAddon } from "./run/reaper.js";
+import { describeSystemError } from "../base/errors.js";
+import { temporaryName } from "../base/atomic-write.js";
+import { loadNativeAddon } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.lock, beside its post
 // file, from its start until it exits; the kernel drops the lock when the process dies, however it dies (SIGKILL, the
@@ -10,7 +10,7 @@ import { loadReaperAddon } from "./run/reaper.js";
 // step it waits for died without handing on. flock works across PID namespaces and needs only read access: Tekton
 // mounts the other steps' folders read-only. What it cannot see: a baton that dies before it takes the lock (the
 // first milliseconds of its start), and a restarted container (its new baton takes the lock again).
-// flock() is not in Node: the reaper's addon has it.
+// flock() is not in Node: baton's native addon (src/addon/) has it.
 
 /** How often a waiter looks at the lock of the step it waits for: a death is noticed within this (and < 2 s). */
 export const LIVENESS_POLL_MS = 500;
@@ -33,7 +33,7 @@ export function holdLivenessLock(file: string, warn: (message: string) => void):
   const temporary = join(dirname(lockFile), temporaryName(basename(lockFile)));
   let fd: number | undefined;
   try {
-    const addon = loadReaperAddon();
+    const addon = loadNativeAddon();
     fd = openSync(temporary, "w", 0o644);
     const failed = addon.flock(fd, LOCK_EX | LOCK_NB);
     if (failed !== 0) throw Object.assign(new Error(`flock: errno ${failed}`), { code: `errno ${failed}` });
@@ -57,7 +57,7 @@ export function holderDied(file: string): boolean {
     return false; // not there yet (or not readable): nothing to say
   }
   try {
-    const result = loadReaperAddon().flock(fd, LOCK_SH | LOCK_NB);
+    const result = loadNativeAddon().flock(fd, LOCK_SH | LOCK_NB);
     return result === 0; // free: the holder is gone (closing fd releases our shared lock at once)
   } catch {
     return false;

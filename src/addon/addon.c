@@ -1,7 +1,7 @@
 // baton-reaper.node: the system calls Node does not expose: the three that reaping orphans needs, and flock() for the
-// liveness lock (src/liveness-lock.ts).
+// liveness lock (src/handoff/liveness-lock.ts).
 // Plain Node-API (C, no C++ runtime), so one build loads into every Node >= 20 and into the standalone build.
-// Every function returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in reaper.ts,
+// Every function returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in src/run/reaper.ts,
 // on the main thread, never inside a signal handler.
 #define _GNU_SOURCE
 #define NAPI_VERSION 8

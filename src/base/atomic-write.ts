@@ -1,19 +1,19 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { NAME_MAX } from "../cli/check-paths.js";
+import { NAME_MAX } from "./files.js";
 
 let counter = 0;
 
 /**
  * Writes `content` to `path` so that a reader sees either nothing or the whole file: a temporary file in the same
- * folder, then rename. Parent folders are created. Throws the system error (ENOSPC, EROFS, ...) on failure.
+ * folder, then rename. Parent folders are created. `mode` as open(2) takes it (the umask applies). Throws the system error (ENOSPC, EROFS, ...) on failure.
  */
-export function writeFileAtomic(path: string, content: string): void {
+export function writeFileAtomic(path: string, content: string, mode = 0o666): void {
   const folder = dirname(path);
   mkdirSync(folder, { recursive: true });
   const temporary = join(folder, temporaryName(basename(path)));
   try {
-    writeFileSync(temporary, content);
+    writeFileSync(temporary, content, { mode });
     renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });

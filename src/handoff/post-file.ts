@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, unlinkSync } from "node:fs";
-import { BatonError, describeSystemError } from "../errors.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
 
 // The baton itself: POST on success, POST.err on failure, never both. One line of JSON; readers also accept an
 // empty file, as older tools write.

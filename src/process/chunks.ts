@@ -1,48 +1,22 @@
 import { dirname } from "node:path";
-import type { StepOptions } from "./cli/step-options.js";
-import { BatonError, describeSystemError } from "./errors.js";
-import { hostModules } from "./host-modules.js";
-import type { DebugWait } from "./tekton/debug.js";
-import type { CommandDecision } from "./tekton/step-features.js";
-import type { CelEvaluator } from "./tekton/when.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
+import { hostModule } from "./host-modules.js";
 
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
 // appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.
 // Every step reads and pre-parses dist/baton.cjs at start-up, and a feature's code inside it as code would cost every
 // step (~8 M instructions for 20 KB), while a comment is skipped at no measurable cost (docs/design.md#start-up).
 // The standalone build carries the same comment as a SEA asset, since it has no JavaScript file of its own to read.
-// Run from the sources (the unit tests), there is no payload: the loader imports the chunk's entry module instead.
 //
-// A chunk uses the bundle's own instances of the modules they share (errors, the file wait, the addon's loader): the
-// build leaves those imports out of the chunk as `require("baton-host:src/...")`, which the loader answers from the
-// bundle (scripts/build.mjs). So a BatonError thrown in a chunk is the bundle's BatonError.
-
-/** What each chunk provides: its entry module must satisfy this (the loader's source branch checks it). */
-export interface Chunks {
-  /** src/tekton/chunk.ts: Tekton's features that act around a step's command. */
-  tekton: TektonChunk;
-  /** src/tekton/cel-entry.ts and @bufbuild/cel (~280 KB): the CEL evaluator of a `when`. */
-  cel: { evaluateCel: CelEvaluator };
-  /** src/init/install.ts: `baton init` and Tekton's subcommands, which only an init container runs. */
-  init: { runInstallCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv): number };
-  /** src/source-stack.ts: an internal error's stack in src/ terms, with BATON_DEBUG=1 (src/internal-error.ts). */
-  stack: { sourceStack(stack: string): string };
-}
-
-export interface TektonChunk {
-  /** Before the wait: checks the credential secrets and the `when` JSON; returns what to do once all is checked. */
-  prepareTektonFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void;
-  /** After the wait: $(steps...) substituted, `when` evaluated (CEL loaded through loadCel). */
-  decideTektonCommand(options: StepOptions, loadCel: () => Promise<CelEvaluator>): Promise<CommandDecision>;
-  /** Whether a --when holds a CEL entry (false when it does not parse: prepareTektonFeatures says why). */
-  whenNeedsCel(when: string): boolean;
-  /** -debug_before_step: whether to run the command. */
-  waitBeforeStep(postFile: string, wait: DebugWait): Promise<boolean>;
-  /** -breakpoint_on_failure: the exit code the user's script wrote. */
-  waitForBreakpointExit(postFile: string, wait: DebugWait): Promise<number>;
-}
-
-export type ChunkName = keyof Chunks;
+// Each chunk has one loader beside its code (src/tekton/load.ts, load-cel.ts, src/init/load.ts, src/argo/load.ts,
+// src/process/internal-error.ts), which declares what the chunk provides (an interface its entry module must satisfy)
+// and calls loadChunk with the chunk's name and the import of its entry: the import runs from the sources (the unit
+// tests), and the build leaves it out of the bundle (scripts/build.mjs).
+//
+// A chunk uses the bundle's own instances of the modules they share (errors, the file wait, this loader): the build
+// leaves those imports out of the chunk as `require("baton-host:src/...")`, which chunkRequire answers from the
+// bundle (src/process/host-modules.ts). So a BatonError thrown in a chunk is the bundle's BatonError, and
+// state (the signal hub, the loaded chunks) exists once.
 
 declare const BATON_BUNDLED: boolean | undefined;
 
@@ -51,32 +25,20 @@ const SEA_ASSET = "baton-chunks";
 /** How a chunk's import of a module the bundle has is written (scripts/build.mjs). */
 const HOST_PREFIX = "baton-host:";
 
-const loading = new Map<ChunkName, Promise<unknown>>();
+const loaded = new Map<string, Promise<unknown>>();
 
-/** The chunk, loaded once. Any failure to load it is one BatonError ("baton is not installed whole"). */
-export function loadChunk<N extends ChunkName>(name: N): Promise<Chunks[N]> {
-  let chunk = loading.get(name) as Promise<Chunks[N]> | undefined;
-  if (chunk !== undefined) return chunk;
-  // esbuild folds this test where it is written, and leaves the sources' imports in the other branch out of the bundle.
-  if (typeof BATON_BUNDLED === "boolean") {
-    chunk = new Promise((resolve) => resolve(requireChunk<Chunks[N]>(`baton-${name}.cjs`)));
-  } else {
-    // Typed as the contract: tsc checks that each entry module provides what its chunk must.
-    const sources: { [K in ChunkName]: () => Promise<Chunks[K]> } = {
-      tekton: () => import("./tekton/chunk.js"),
-      cel: () => import("./tekton/cel-entry.js"),
-      init: () => import("./init/install.js"),
-      stack: () => import("./source-stack.js"),
-    };
-    chunk = sources[name]();
+/**
+ * The chunk NAME (dist/baton-NAME.cjs in the payload), loaded once; `fromSources` imports its entry module when not
+ * bundled. Any failure to load it is one BatonError, "baton is not installed whole", from every call.
+ */
+export function loadChunk<T>(name: string, fromSources: () => Promise<T>): Promise<T> {
+  let chunk = loaded.get(name) as Promise<T> | undefined;
+  if (chunk === undefined) {
+    // esbuild folds this test where it is written: the bundle always reads the payload.
+    chunk = typeof BATON_BUNDLED === "boolean" ? new Promise((resolve) => resolve(requireChunk<T>(`baton-${name}.cjs`))) : fromSources();
+    loaded.set(name, chunk);
   }
-  loading.set(name, chunk);
   return chunk;
-}
-
-/** Starts loading a chunk that the step will need, while it waits; a failure is told when the step asks for it. */
-export function preloadChunk(name: ChunkName): void {
-  loadChunk(name).catch(() => undefined);
 }
 
 type Builtin = <T>(id: string) => T;
@@ -107,7 +69,7 @@ function requireChunk<T>(name: string): T {
   const module = { exports: {} as T };
   const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
   const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename: `${file}#${name}` });
-  // The chunk's own loads (Node's modules, the reaper addon) look where the bundle's do.
+  // The chunk's own loads of Node's modules and of the reaper addon look where the bundle's do.
   wrapper.call(module.exports, module.exports, chunkRequire, module, file, dirname(file));
   return module.exports;
 }
@@ -115,7 +77,7 @@ function requireChunk<T>(name: string): T {
 /** The bundle's `require`, and the bundle's own modules for a chunk's `baton-host:` imports. */
 function chunkRequire(id: string): unknown {
   if (!id.startsWith(HOST_PREFIX)) return require(id);
-  const module = hostModules[id.slice(HOST_PREFIX.length)];
+  const module = hostModule(id.slice(HOST_PREFIX.length));
   if (module === undefined) throw new Error(`the bundle has no module ${id}`);
   return module;
 }

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
-// The entry of the stack chunk (src/chunks.ts): with BATON_DEBUG=1, src/internal-error.ts prints an internal error's
-// stack through it, each frame of the bundle or of a chunk mapped to its place in src/ by the source maps that ship
-// beside the bundle (dist/*.map; lib/*.map in the standalone folder; scripts/build.mjs). A chunk, so that no step pays
-// for this code, and the maps are read only here, once something has gone wrong.
+// The entry of the stack chunk: with BATON_DEBUG=1, src/process/internal-error.ts prints an internal error's stack
+// through it, each frame of the bundle or of a chunk mapped to its place in src/ by the source maps that ship beside
+// the bundle (dist/*.map; lib/*.map in the standalone folder; scripts/build.mjs). A chunk, so that no step pays for
+// this code, and the maps are read only here, once something has gone wrong.
 
 /** The frames of a stack (`at ...` lines), each mapped to src/ where a map says where it is. */
 export function sourceStack(stack: string): string {
@@ -35,7 +35,8 @@ const maps = new Map<string, SourceMap | undefined>();
 /**
  * The map of a file that runs baton's code -> baton.cjs.map: the bundle (whatever its name: `baton init` copies it as
  * `baton`), or in the standalone build the path its script was read from when it was built (scripts/sea.mjs:
- * `.../build/sea/baton.cjs`). A chunk, `FILE#NAME` with FILE the bundle or the executable (src/chunks.ts) -> NAME.map.
+ * `.../build/sea/baton.cjs`). A chunk, `FILE#NAME` with FILE the bundle or the executable (src/process/chunks.ts)
+ * -> NAME.map.
  * The maps are beside the bundle, or beside the standalone build's executable (its lib/).
  */
 function sourceMap(file: string): SourceMap | undefined {

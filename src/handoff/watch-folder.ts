@@ -1,5 +1,6 @@
-import { watch, lstatSync, statSync, type FSWatcher } from "node:fs";
+import { watch, lstatSync, type FSWatcher } from "node:fs";
 import { dirname } from "node:path";
+import { statOrUndefined } from "../base/files.js";
 
 // Calls onChange whenever something may have happened to `file`, using one inotify watch on the nearest folder
 // of the file that exists. Event names and filenames are ignored: the caller re-stats the file (docs/design.md
@@ -133,14 +134,5 @@ function isSymlink(path: string): boolean {
     return lstatSync(path).isSymbolicLink();
   } catch {
     return false;
-  }
-}
-
-/** stat that follows symlinks; undefined for ENOENT, or ENOTDIR while a folder on the way is still a file. */
-export function statOrUndefined(path: string) {
-  try {
-    return statSync(path, { throwIfNoEntry: false }); // no exception to build for the common ENOENT: waiters look often
-  } catch {
-    return undefined;
   }
 }

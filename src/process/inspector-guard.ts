@@ -1,5 +1,5 @@
 // Node starts its inspector (a debugger listening on 127.0.0.1:9229, which every container of a pod can reach) when
-// SIGUSR1 arrives, until the listener of src/signals.ts takes SIGUSR1 over. A SIGUSR1 in that start-up window (from a
+// SIGUSR1 arrives, until the listener of src/process/signals.ts takes SIGUSR1 over. A SIGUSR1 in that start-up window (from a
 // few to some tens of ms after exec) would leave the inspector open for baton's whole life: this closes it again.
 // Cheap when nothing is open (one look at /proc/self/fd for a socket); node:inspector is loaded only then.
 import { readdirSync, readlinkSync } from "node:fs";

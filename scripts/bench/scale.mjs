@@ -1,0 +1,207 @@
+// 8. Waiting at scale: what N steps waiting for their turn cost a node, and how fast they hand on. Tekton's layout:
+// step i waits for run/<i-1>/out and writes run/<i>/out, each step its own baton process in a mount namespace where
+// the other steps' run folders are read-only (scripts/bench/nsstep.c), all in one user namespace whose inotify limit
+// (/proc/sys/user/max_inotify_instances) is lowered to INOTIFY_LIMIT, as a node's budget is shared by many pods.
+//   node scripts/bench.mjs --only 8 [--steps 50,200,500] [--runtimes 20,sea]
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  cpuTime, expectExit, inotifyInstances, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
+  waitUntilIdle,
+} from "./lib.mjs";
+
+// make bench runs N = 200 (the targets' N) on each runtime; --steps 50,200,500 the whole scale (docs/performance.md).
+export const DEFAULT_SCALE_STEPS = [200];
+const INOTIFY_LIMIT = 16;
+/** After the last step is idle: a step's own one-off timers (the inspector guard looks again after 1 s) are over. */
+const SETTLE_MS = 1500;
+/** The quiet interval over which idle CPU is counted, every step waiting. */
+const QUIET_MS = 5000;
+
+const TARGETS = { handoffP50Ms: 10, idleCpuUs: 20, rssOverNodeMiB: 1, killNoticeMs: 50 };
+const TARGET_TEXT = `hand-off p50 <= ${TARGETS.handoffP50Ms} ms; no poll fallback; idle CPU <= ${TARGETS.idleCpuUs} us/step/s; ` +
+  `RssAnon <= idle node + ${TARGETS.rssOverNodeMiB} MiB; SIGKILLed predecessor noticed <= ${TARGETS.killNoticeMs} ms`;
+
+const POST_CONTENT = '{"exitCode":0,"reason":"Completed"}\n';
+const mark = (ok) => (ok ? "✓" : "✗");
+
+/** One row per N in ctx.scaleSteps, on runtime `rt`. */
+export async function waitingAtScale(ctx, rt) {
+  const figure = (n) => `${n} steps waiting, ${INOTIFY_LIMIT} inotify instances, ${rt.label}`;
+  if (!ctx.root) {
+    return ctx.scaleSteps.map((n) => ({ id: "8", figure: figure(n), skipped: "needs root (user and mount namespaces)", target: "", pass: null, references: [] }));
+  }
+  const rows = [];
+  for (const n of ctx.scaleSteps) rows.push(await scaleOnce(ctx, rt, n, figure(n)));
+  return rows;
+}
+
+async function scaleOnce(ctx, rt, n, figure) {
+  const { probes, reps } = ctx;
+  const dir = ctx.tempDir("scale-");
+  const real = join(dir, "real"); // the run folders; each step sees them at `view`
+  const view = join(dir, "run");
+  const stamps = join(dir, "stamps"); // the commands' clock stamps: outside the run folders, so no waiter wakes for them
+  const killTrials = reps.scaleKill;
+  for (let i = 0; i <= n + 2 * killTrials; i++) mkdirSync(join(real, String(i)), { recursive: true });
+  mkdirSync(view);
+  mkdirSync(stamps);
+
+  const holder = start("unshare", ["--user", "--map-root-user", "sh", "-c",
+    `echo ${INOTIFY_LIMIT} > /proc/sys/user/max_inotify_instances && echo ready && exec sleep 100000`], { stdio: ["ignore", "pipe", "pipe"] });
+  const idleNode = start(rt.node, ["-e", "setInterval(() => {}, 1e9)"]);
+  const spawnStep = (i, batonArgs, command) => start(probes.nsstep, [
+    String(holder.pid), real, view, String(i), "--", ...rt.baton, ...batonArgs, "--", ...command,
+  ]);
+  const stepsRunning = [];
+  const phases = {};
+  let phaseStart = now();
+  const phase = (name) => {
+    phases[name] = Number((msBetween(phaseStart, now()) / 1000).toFixed(1));
+    phaseStart = now();
+  };
+  try {
+    await waitForLine(holder, "ready");
+    const steps = [];
+    for (let i = 1; i <= n; i++) {
+      steps.push(spawnStep(i, ["--wait-file", join(view, String(i - 1), "out"), "--post-file", join(view, String(i), "out")],
+        [probes.stepprobe, join(stamps, `started-${i}`), join(stamps, `exited-${i}`)]));
+    }
+    stepsRunning.push(...steps);
+    await waitUntilIdle([...steps, idleNode], { timeoutMs: 60_000 + 300 * n });
+    phase("start");
+    await sleep(SETTLE_MS);
+
+    // Idle: CPU over a quiet interval, memory, inotify instances, poll fallbacks.
+    const before = steps.map((s) => cpuTime(s.pid));
+    const nodeBefore = cpuTime(idleNode.pid);
+    const t0 = now();
+    await sleep(QUIET_MS);
+    const after = steps.map((s) => cpuTime(s.pid));
+    const nodeAfter = cpuTime(idleNode.pid);
+    const seconds = msBetween(t0, now()) / 1000;
+    const cpuNs = after.reduce((sum, a, k) => sum + a.ns - before[k].ns, 0);
+    const cpuTicks = after.reduce((sum, a, k) => sum + a.ticks - before[k].ticks, 0);
+    const idleCpuUs = cpuNs / 1000 / n / seconds;
+    const idleCpuTicksUs = (cpuTicks * 10_000) / n / seconds; // USER_HZ is 100 on Linux: a tick is 10 ms
+    const nodeCpuUs = (nodeAfter.ns - nodeBefore.ns) / 1000 / seconds;
+    const rssKiB = steps.map((s) => statusKiB(s.pid, "RssAnon"));
+    const nodeRssKiB = statusKiB(idleNode.pid, "RssAnon");
+    const instances = steps.map((s) => inotifyInstances(s.pid));
+    const polls = steps.filter((s) => isPollWarning(s.stderrSoFar())).length;
+    phase("idle");
+
+    // A SIGKILLed predecessor among them: a step runs a long command, its waiter waits; SIGKILL the running step's
+    // baton -> its waiter's failure file (run/<b>/out.err), stamped by a C inotify watcher.
+    const pairs = Array.from({ length: killTrials }, (_, r) => {
+      const a = n + 1 + 2 * r;
+      const b = a + 1;
+      const running = spawnStep(a, ["--post-file", join(view, String(a), "out")], ["/bin/sleep", "100000"]);
+      const waiter = spawnStep(b, ["--wait-file", join(view, String(a), "out"), "--post-file", join(view, String(b), "out")], ["/bin/true"]);
+      stepsRunning.push(running, waiter);
+      return { b, running, waiter };
+    });
+    await waitUntilIdle(pairs.flatMap((p) => [p.running, p.waiter]), { timeoutMs: 30_000 + 1000 * killTrials });
+    const killNotice = [];
+    for (const { b, running, waiter } of pairs) {
+      const command = commandOf(running.pid);
+      const watcher = start(probes.runwatch, [join(real, String(b))], { stdio: ["ignore", "pipe", "pipe"] });
+      let seen = "";
+      watcher.stdout.on("data", (chunk) => (seen += chunk));
+      await waitForLine(watcher, "ready");
+      const killed = now();
+      process.kill(running.pid, "SIGKILL");
+      await expectExit(watcher, "run folder watcher (kill)");
+      await expectExit(waiter, "the waiter of a killed step", [1]);
+      process.kill(command, "SIGKILL"); // it holds the killed baton's stderr: its pipe closes with both
+      await running.exited;
+      const [, name, ns] = seen.split("\n").find((l) => l.startsWith("0 "))?.split(" ") ?? [];
+      if (name !== "out.err") throw new Error(`the waiter of a killed step wrote ${name}, not out.err`);
+      killNotice.push(msBetween(killed, BigInt(ns)));
+    }
+
+    phase("kill");
+
+    // The hand-offs: the bench writes run/0/out; post file of step i seen -> command of step i+1 started.
+    const watcher = start(probes.runwatch, Array.from({ length: n }, (_, k) => join(real, String(k + 1))), { stdio: ["ignore", "pipe", "pipe"] });
+    let seenText = "";
+    watcher.stdout.on("data", (chunk) => (seenText += chunk));
+    await waitForLine(watcher, "ready");
+    const temp = join(real, "0", ".out.tmp-bench");
+    writeFileSync(temp, POST_CONTENT);
+    const released = now();
+    renameSync(temp, join(real, "0", "out"));
+    await Promise.all(steps.map((s) => expectExit(s, "baton (scale chain step)")));
+    await expectExit(watcher, "run folder watcher");
+    const posted = [released];
+    for (const line of seenText.trim().split("\n").slice(1)) {
+      const [k, name, ns] = line.split(" ");
+      if (name === "out") posted[Number(k) + 1] = BigInt(ns);
+    }
+    const handoffs = [];
+    const exitToPost = [];
+    for (let i = 1; i <= n; i++) {
+      const started = readStamp(join(stamps, `started-${i}`));
+      if (posted[i - 1] !== undefined) handoffs.push(msBetween(posted[i - 1], started));
+      if (i < n && posted[i] !== undefined) exitToPost.push(msBetween(readStamp(join(stamps, `exited-${i}`)), posted[i]));
+    }
+
+    phase("chain");
+    const stats = summarize(handoffs);
+    const kill = summarize(killNotice);
+    const rss = summarize(rssKiB.map((k) => k / 1024));
+    const overNode = rss.median - nodeRssKiB / 1024;
+    const held = instances.reduce((a, b) => a + b, 0);
+    const ok = {
+      handoff: stats.median <= TARGETS.handoffP50Ms,
+      polls: polls === 0,
+      cpu: idleCpuUs <= TARGETS.idleCpuUs,
+      rss: overNode <= TARGETS.rssOverNodeMiB,
+      kill: kill.max <= TARGETS.killNoticeMs,
+    };
+    return {
+      id: "8",
+      figure,
+      runtime: rt.label,
+      unit: "ms",
+      stats,
+      samples: handoffs,
+      target: TARGET_TEXT,
+      pass: Object.values(ok).every(Boolean),
+      references: [
+        { label: "poll fallbacks", text: `${polls} of ${n} steps ${mark(ok.polls)}` },
+        { label: "inotify instances held", text: `${held} (at most ${Math.max(...instances)} per step)` },
+        { label: "idle CPU per step", text: `${idleCpuUs.toFixed(1)} us/s ${mark(ok.cpu)} (utime+stime ${idleCpuTicksUs.toFixed(0)} us/s; idle node ${nodeCpuUs.toFixed(1)} us/s)` },
+        { label: "RssAnon per step", text: `${rss.median.toFixed(2)} MiB (max ${rss.max.toFixed(2)}), idle node ${(nodeRssKiB / 1024).toFixed(2)} MiB: +${overNode.toFixed(2)} MiB ${mark(ok.rss)}` },
+        { label: "SIGKILLed predecessor noticed", text: `median ${kill.median.toFixed(1)} ms, max ${kill.max.toFixed(1)} ms (${kill.n} kills) ${mark(ok.kill)}` },
+        { label: "exit -> post file seen", stats: summarize(exitToPost), samples: exitToPost },
+      ],
+      scale: {
+        steps: n, inotifyLimit: INOTIFY_LIMIT, quietSeconds: seconds, idleCpuUs, idleCpuTicksUs, nodeCpuUs,
+        rssAnonKiB: rssKiB, nodeRssAnonKiB: nodeRssKiB, inotifyInstances: instances, polls, killNoticeMs: killNotice,
+        phaseSeconds: phases,
+      },
+      note: `Tekton's run/<i>/out, each step in its own mount namespace (the others' folders read-only), one user namespace with max_inotify_instances=${INOTIFY_LIMIT}; ` +
+        `hand-off: post file seen (C inotify watcher) -> next command started; idle CPU: schedstat of every thread over ${QUIET_MS / 1000} s, every step waiting; ` +
+        `seconds spent: ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join(", ")}`,
+    };
+  } finally {
+    for (const child of [...stepsRunning, idleNode, holder]) {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+    await Promise.allSettled([...stepsRunning, idleNode, holder].map((c) => c.exited));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** baton's one line when the kernel refuses it an inotify watch and it polls instead. */
+function isPollWarning(stderr) {
+  return /^baton: .*\bpolling\b/m.test(stderr);
+}
+
+/** The pid of the command a running step's baton started (its first child): idle, baton has started it. */
+function commandOf(pid) {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+  if (!children) throw new Error(`baton ${pid} is idle with no command running`);
+  return Number(children.split(/\s+/)[0]);
+}

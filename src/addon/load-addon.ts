@@ -1,0 +1,97 @@
+// The native addon, dist/baton-reaper.node (src/addon/addon.c): the system calls Node does not expose. Reaping
+// orphans (src/run/reaper.ts), the liveness lock's flock (src/handoff/liveness-lock.ts) and baton's _exit
+// (src/process/exit.ts) share the one copy loaded here.
+import { existsSync, mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+export interface NativeAddon {
+  /** pid of an exited child that is not reaped yet (left unreaped), 0 if none */
+  peekExited(): number;
+  /** waitpid(pid, WNOHANG): pid when reaped, 0 when still running, -1 when not our child */
+  reap(pid: number): number;
+  /** prctl(PR_SET_CHILD_SUBREAPER, 1) */
+  becomeSubreaper(): void;
+  /** flock(fd, operation | LOCK_NB): 0, or the errno (EWOULDBLOCK: held by another process): the liveness lock */
+  flock(fd: number, operation: number): number;
+  /** _exit(code): ends the process without Node's platform shutdown (src/process/exit.ts). */
+  exitNow(code: number): never;
+}
+
+export const ADDON_FILE = "baton-reaper.node";
+
+let loaded: NativeAddon | undefined;
+
+/**
+ * dlopen's the addon (once): beside the bundle; in the standalone build,
+ * from its lib/ folder or else from its SEA assets.
+ */
+export function loadNativeAddon(): NativeAddon {
+  loaded ??= loadAddonFile();
+  return loaded;
+}
+
+function loadAddonFile(): NativeAddon {
+  const sea = process.getBuiltinModule?.("node:sea");
+  if (sea?.isSea()) return loadFromSea(sea);
+  // The bundle is CommonJS, where __dirname is its own folder (unbundled sources run from src/addon/).
+  const folder = typeof __dirname === "string" ? __dirname : dirname(process.argv[1] ?? ".");
+  return dlopen(join(folder, ADDON_FILE));
+}
+
+function loadFromSea(sea: typeof import("node:sea")): NativeAddon {
+  // The standalone folder ships it as ROOT/lib/baton-reaper.node; execPath is ROOT/lib/ld-linux-x86-64.so.2 or
+  // ROOT/lib/baton-node (started through the loader, or directly), or ROOT/baton where /proc is not mounted.
+  const home = dirname(process.execPath);
+  for (const file of [join(home, ADDON_FILE), join(home, "lib", ADDON_FILE)]) {
+    if (existsSync(file)) return dlopen(file);
+  }
+  // Not shipped as a file: use the copy inside the executable (a SEA asset of the same name), if there is one.
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(sea.getAsset(ADDON_FILE));
+  } catch {
+    throw new Error(`${ADDON_FILE} is neither in ${home} nor among the executable's assets`);
+  }
+  // dlopen needs a file; once mapped it can go. The first folder that allows executable mappings wins
+  // (a read-only root or a noexec /tmp refuses).
+  const failures: string[] = [];
+  for (const parent of [tmpdir(), "/dev/shm", home]) {
+    let folder: string | undefined;
+    let file: string | undefined;
+    try {
+      folder = mkdtempSync(join(parent, "baton-"));
+      file = join(folder, ADDON_FILE);
+      writeFileSync(file, bytes, { mode: 0o700 });
+      return dlopen(file);
+    } catch (error) {
+      failures.push(`${parent}: ${messageOf(error)}`);
+    } finally {
+      if (folder !== undefined) removeQuietly(folder, file);
+    }
+  }
+  throw new Error(failures.join("; "));
+}
+
+function removeQuietly(folder: string, file: string | undefined) {
+  try {
+    if (file !== undefined) unlinkSync(file);
+  } catch {
+    // never written
+  }
+  try {
+    rmdirSync(folder);
+  } catch {
+    // a leftover empty folder in a temporary directory is harmless
+  }
+}
+
+function dlopen(file: string): NativeAddon {
+  const module = { exports: {} as NativeAddon };
+  process.dlopen(module, file);
+  return module.exports;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,84 @@
+import { every } from "../base/clock.js";
+import { describeSystemError } from "../base/errors.js";
+import { holderDied, LIVENESS_POLL_MS } from "../handoff/liveness-lock.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
+import { watchFolderOf } from "../handoff/watch-folder.js";
+import { NotRegularFile, readRegularFile } from "./safe-read.js";
+
+// ctr/NAME/exitcode: the decimal exit code, no newline, mode 0644, as Argo writes it; but atomically (temp + rename),
+// so a reader never sees it empty or half written. Beside it, exitcode.lock: this baton's liveness lock
+// (liveness-lock.ts), so a container that waits on this one notices when it dies without writing its exitcode.
+
+/** How often a dependency's exitcode is looked at besides the folder's events (a filesystem without inotify). */
+const SAFETY_POLL_MS = 1000;
+
+export function writeExitCode(path: string, code: number): void {
+  writeFileAtomic(path, String(code), 0o644);
+}
+
+/** Go's strconv.Atoi(strings.TrimSpace(text)), or undefined where Go fails. */
+export function parseGoInt(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!/^[+-]?\d+$/.test(trimmed)) return undefined;
+  const value = Number(trimmed);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/** A dependency's exitcode: its code, undefined while it is absent or not a number yet. Throws on a hostile file. */
+export function readExitCode(path: string): number | undefined {
+  let text: string;
+  try {
+    text = readRegularFile(path, 64).toString("utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (error instanceof NotRegularFile || code !== undefined) throw new Error(`cannot read ${path}: ${error instanceof NotRegularFile ? error.message : describeSystemError(error)}`);
+    return undefined; // longer than any exit code: not a number yet
+  }
+  return parseGoInt(text);
+}
+
+export interface ExitCodeWait {
+  signal: AbortSignal;
+  warn: (message: string) => void;
+}
+
+/**
+ * Waits until `path` holds an exit code (Argo: waitForDependencyExitCode), or its writer's liveness lock says that
+ * baton died without writing one ("died"). Rejects with the abort reason, or an Error for a file that is not one.
+ */
+export function waitForExitCode(path: string, options: ExitCodeWait): Promise<number | "died"> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      watch.close();
+      clearInterval(poll);
+      clearInterval(liveness);
+      options.signal.removeEventListener("abort", onAbort);
+      settle();
+    };
+    const look = () => {
+      try {
+        const code = readExitCode(path);
+        if (code !== undefined) return finish(() => resolve(code));
+        if (!holderDied(path)) return;
+        // Its lock is free: look once more, as a baton writes its exitcode before it exits and lets the lock go.
+        const last = readExitCode(path);
+        finish(() => resolve(last ?? "died"));
+      } catch (error) {
+        finish(() => reject(error));
+      }
+    };
+    const onAbort = () => finish(() => reject(options.signal.reason));
+    const watch = watchFolderOf(path, look, options.warn, (folder, error) =>
+      finish(() => reject(new Error(`cannot watch ${folder} for ${path}: ${describeSystemError(error)}`))),
+    );
+    const poll = every(SAFETY_POLL_MS, look);
+    const liveness = every(LIVENESS_POLL_MS, look);
+    options.signal.addEventListener("abort", onAbort);
+    if (options.signal.aborted) onAbort();
+    else look();
+  });
+}

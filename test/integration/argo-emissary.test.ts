@@ -1,0 +1,164 @@
+// `baton emissary` as Argo's controller starts it, on the bundle as a real process. The first block replays Argo's own
+// emissary tests (cmd/argoexec/commands/emissary_test.go: the same templates, scripts and expected files and codes),
+// with a temporary folder for /var/run/argo and for their /tmp paths.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { BATON, IS_ROOT, cleanEnv, fileAppears, handlersInstalled, join, runBaton, tempDir } from "./helpers.js";
+import { argoPod, writeSignal } from "./argo-helpers.js";
+
+const capture = { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" };
+
+test("Argo's vectors: Exit0, Exit1: the exit code in ctr/main/exitcode (no newline) and as baton's own", async () => {
+  const pod = argoPod();
+  pod.template({});
+  const ok = await pod.start("main", ["sh", "-c", "exit"], capture).exited;
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(pod.read("main", "exitcode"), "0");
+  const failed = await pod.start("main", ["sh", "-c", "exit 1"], capture).exited;
+  assert.equal(failed.code, 1);
+  assert.equal(pod.read("main", "exitcode"), "1");
+});
+
+test("Argo's vectors: Stdout, Combined: captured in ctr/main/stdout and ctr/main/combined", async () => {
+  const pod = argoPod();
+  pod.template({});
+  await pod.start("main", ["sh", "-c", "echo hello"], capture).exited;
+  assert.match(pod.read("main", "stdout")!, /hello/);
+  await pod.start("main", ["sh", "-c", "echo hello > /dev/stderr"], capture).exited;
+  assert.match(pod.read("main", "combined")!, /hello/);
+  assert.equal(pod.read("main", "stdout"), "hello\n", "stderr is not in stdout");
+});
+
+test("Argo's vectors: Sub-process: a background child does not hold the exit, stdout is exactly `hello`", { skip: !IS_ROOT && "needs root" }, async () => {
+  const pod = argoPod();
+  pod.template({});
+  // As PID 1, so the sleep 60 left behind dies with the namespace.
+  const run = await pod.start("main", ["sh", "-c", `(sleep 60; echo 'should not wait for sub-process')& echo "hello\\c"`], capture, { pid1: true }).exited;
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(pod.read("main", "stdout"), "hello");
+});
+
+test("Argo's vectors: Signal: 15 and 9 in ctr/main/signal end `sleep` with 143 and 137", async () => {
+  for (const signal of [15, 9]) {
+    const pod = argoPod();
+    pod.template({});
+    writeSignal(pod, "main", signal); // written before the emissary starts, as Argo's test does
+    const run = await pod.start("main", ["sh", "-c", "sleep 30"], capture).exited;
+    assert.equal(run.code, 128 + signal, run.stderr);
+    assert.equal(pod.read("main", "exitcode"), String(128 + signal));
+    assert.equal(pod.read("main", "signal"), undefined, "the signal file is deleted once read");
+  }
+});
+
+test("Argo's vectors: Artifact, ArtifactWithTrailingAndLeadingSlash, Parameter: outputs/ of `main`", async () => {
+  const pod = argoPod();
+  const tmp = tempDir();
+  for (const path of [`${tmp}/artifact`, `${tmp}/artifact/`]) {
+    pod.template({ outputs: { artifacts: [{ path }] } });
+    const run = await pod.start("main", ["sh", "-c", `echo hello > ${tmp}/artifact`], capture).exited;
+    assert.equal(run.code, 0, run.stderr);
+    const tgz = join(pod.root, "outputs/artifacts", `${tmp}/artifact.tgz`);
+    assert.ok(statSync(tgz).size > 0);
+    assert.equal(execFileSync("tar", ["-xzOf", tgz, "artifact"], { encoding: "utf8" }), "hello\n");
+  }
+  pod.template({ outputs: { parameters: [{ valueFrom: { path: `${tmp}/parameter` } }] } });
+  await pod.start("main", ["sh", "-c", `echo hello > ${tmp}/parameter`], capture).exited;
+  assert.match(readFileSync(join(pod.root, "outputs/parameters", tmp, "parameter"), "utf8"), /hello/);
+});
+
+/** Argo's cmd/argoexec/commands/test/containerSetRetryTest.sh: fails the first time, succeeds once test.txt exists. */
+const RETRY_SCRIPT = `FILE=test.txt
+if test -f "$FILE"; then
+    echo "$FILE exists."
+    exit 0
+else
+    touch $FILE
+    echo "$FILE don't exists."
+    exit 1
+fi`;
+
+test("Argo's vectors: RetryContainerSetFail (retries 1) and RetryContainerSetSuccess (retries 2)", async () => {
+  for (const [retries, code] of [[1, 1], [2, 0]] as const) {
+    const pod = argoPod();
+    const work = tempDir();
+    writeFileSync(join(work, "containerSetRetryTest.sh"), RETRY_SCRIPT);
+    const artifact = join(work, "artifact");
+    writeFileSync(artifact, "x");
+    pod.template({ outputs: { artifacts: [{ path: `${artifact}/` }] }, containerSet: { containers: [{ name: "main" }], retryStrategy: { retries } } });
+    const run = await pod.start("main", ["sh", "./containerSetRetryTest.sh", artifact], capture, { cwd: work }).exited;
+    assert.equal(run.code, code, `retries ${retries}: ${run.stderr}`);
+    assert.equal(pod.read("main", "exitcode"), String(code));
+    assert.ok(statSync(join(pod.root, "outputs/artifacts", `${artifact}.tgz`)).size > 0);
+    // Appended across attempts (O_APPEND).
+    assert.equal(pod.read("main", "stdout"), retries === 1 ? "test.txt don't exists.\n" : "test.txt don't exists.\ntest.txt exists.\n");
+  }
+});
+
+test("ctr/NAME/ is made 0777 and exitcode is 0644, whatever the umask; the command runs with umask 0", async () => {
+  const pod = argoPod();
+  pod.template({});
+  const run = await pod.start("main", ["sh", "-c", "umask"], capture).exited;
+  assert.equal(run.stdout.trim(), "0000");
+  assert.equal(statSync(pod.dir("main")).mode & 0o777, 0o777);
+  assert.equal(statSync(join(pod.dir("main"), "exitcode")).mode & 0o777, 0o644);
+  assert.equal(statSync(join(pod.dir("main"), "stdout")).mode & 0o777, 0o666);
+});
+
+test("the template comes from ARGO_TEMPLATE when there is no template file", async () => {
+  const pod = argoPod();
+  const tmp = tempDir();
+  const run = await pod.start("main", ["sh", "-c", `echo v > ${tmp}/p`], { ARGO_TEMPLATE: JSON.stringify({ outputs: { parameters: [{ valueFrom: { path: `${tmp}/p` } }] } }) }).exited;
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(readFileSync(join(pod.root, "outputs/parameters", tmp, "p"), "utf8"), "v\n");
+});
+
+test("no template at all: exit 64, exitcode 64, one line on stderr", async () => {
+  const pod = argoPod();
+  const run = await pod.start("main", ["true"]).exited;
+  assert.equal(run.code, 64);
+  assert.equal(pod.read("main", "exitcode"), "64");
+  assert.match(run.stderr, /^baton: failed to read template: neither .*template nor ARGO_TEMPLATE is available\n$/);
+});
+
+test("the command is looked up on PATH and runs with argv[0] the full path; not found: exit 64", async () => {
+  const pod = argoPod();
+  pod.template({});
+  const run = await pod.start("main", ["sh", "-c", 'echo "$0"'], { PATH: "/usr/bin:/bin" }).exited;
+  assert.equal(run.stdout, "/usr/bin/sh\n");
+  const missing = await pod.start("main", ["no-such-program-here"]).exited;
+  assert.equal(missing.code, 64);
+  assert.equal(pod.read("main", "exitcode"), "64");
+  assert.match(missing.stderr, /failed to find name in PATH: exec: "no-such-program-here": executable file not found in \$PATH/);
+});
+
+test("a signal to baton is forwarded to the command's process group: 128+N", async () => {
+  const pod = argoPod();
+  pod.template({});
+  const ready = join(tempDir(), "ready");
+  const baton = pod.start("main", ["sh", "-c", `trap 'exit 42' TERM; touch ${ready}; while :; do sleep 0.05; done`]);
+  await handlersInstalled(await baton.hostPid());
+  await fileAppears(ready);
+  baton.child.kill("SIGTERM");
+  const run = await baton.exited;
+  assert.equal(run.code, 42);
+  assert.equal(pod.read("main", "exitcode"), "42");
+});
+
+test("kill: prints Go's signal name and signals the pid; a bad number exits 64", async () => {
+  const sleeper = execFileSync("sh", ["-c", "sleep 30 >/dev/null 2>&1 & echo $!"], { encoding: "utf8" }).trim();
+  const run = await runBaton(["kill", "15", sleeper]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, `killing ${sleeper} with terminated\n`);
+  assert.ok(!existsSync(`/proc/${sleeper}`) || readFileSync(`/proc/${sleeper}/stat`, "utf8").includes(") Z"), "the sleep got SIGTERM");
+  const bad = await runBaton(["kill", "TERM", "1"]);
+  assert.equal(bad.code, 64);
+  assert.match(bad.stderr, /^baton: kill: strconv\.Atoi: parsing "TERM": invalid syntax\n$/);
+  const gone = await runBaton(["kill", "9", "999999999"]);
+  assert.equal(gone.code, 64);
+});
+
+void BATON;
+void cleanEnv;
+void mkdirSync;
