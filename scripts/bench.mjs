@@ -17,6 +17,7 @@ import {
   chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup,
   startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
+import { argoHandoff } from "./bench/argo-handoff.mjs";
 import { findRuntimes } from "./bench/runtimes.mjs";
 import { DEFAULT_SCALE_STEPS, waitingAtScale } from "./bench/scale.mjs";
 import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
@@ -39,8 +40,8 @@ const scaleSteps = option("--steps")?.split(",").map(Number) ?? (quick ? [50] : 
 
 // Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget.
 const reps = quick
-  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, wholeChain: 1, startup: 10, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3 }
-  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, wholeChain: 3, startup: 40, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5 };
+  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, wholeChain: 1, startup: 10, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3, argo: 5, argoLoop: 3 }
+  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, wholeChain: 3, startup: 40, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5, argo: 20, argoLoop: 8 };
 
 // [id, measure, once per runtime]
 const ROWS = [
@@ -54,6 +55,7 @@ const ROWS = [
   ["6", outputCapture, true],
   ["7", startupSignalWindow, false],
   ["8", waitingAtScale, true],
+  ["9", argoHandoff, false],
 ];
 
 const log = (message) => process.stderr.write(`bench: ${message}\n`);

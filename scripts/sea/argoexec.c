@@ -48,10 +48,12 @@ static void fail(const char *format, ...) {
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
   fprintf(stderr, "baton: argoexec: %s\n", message);
-  /* What Argo's argoexec does with an error (cmd/argoexec/main.go): the kubelet reads it as the container's message. */
-  int fd = open("/dev/termination-log", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  /* What Argo's argoexec does with an error (cmd/argoexec/main.go): the kubelet reads it as the container's message.
+   * Only into a file the kubelet made (as baton emissary does): a run outside a pod leaves nothing in /dev. */
+  int fd = open("/dev/termination-log", O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
   if (fd >= 0) {
-    dprintf(fd, "baton: argoexec: %s", message);
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) dprintf(fd, "baton: argoexec: %s", message);
     close(fd);
   }
   if (emissary_mode) write_exitcode();

@@ -6,7 +6,7 @@ import { watchFolderOf } from "../handoff/watch-folder.js";
 import { NotRegularFile, readRegularFile } from "./safe-read.js";
 
 // ctr/NAME/exitcode: the decimal exit code, no newline, mode 0644, as Argo writes it; but atomically (temp + rename),
-// so a reader never sees it empty or half written. Beside it, exitcode.lock: this baton's liveness lock
+// so a reader never sees it empty or half written. Beside it, exitcode.baton-live: this baton's liveness lock
 // (liveness-lock.ts), so a container that waits on this one notices when it dies without writing its exitcode.
 
 /** How often a dependency's exitcode is looked at besides the folder's events (a filesystem without inotify). */

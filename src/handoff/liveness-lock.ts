@@ -1,68 +1,128 @@
-import { closeSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { describeSystemError } from "../base/errors.js";
+import { NAME_MAX } from "../base/files.js";
+import { BatonError, describeSystemError } from "../base/errors.js";
 import { temporaryName } from "../base/atomic-write.js";
 import { loadNativeAddon } from "../addon/load-addon.js";
 
-// A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.lock, beside its post
-// file, from its start until it exits; the kernel drops the lock when the process dies, however it dies (SIGKILL, the
-// OOM killer, a crash). A waiter that finds POST.lock there, its lock free, and still no POST or POST.err, knows the
-// step it waits for died without handing on. flock works across PID namespaces and needs only read access: Tekton
-// mounts the other steps' folders read-only. What it cannot see: a baton that dies before it takes the lock (the
-// first milliseconds of its start), and a restarted container (its new baton takes the lock again).
-// flock() is not in Node: baton's native addon (src/addon/) has it.
+// A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
+// file, from its start until it has written POST or POST.err; the kernel drops the lock when the process dies, however
+// it dies (SIGKILL, the OOM killer, a crash). A waiter that finds the file there, its lock free, and still no POST or
+// POST.err, knows the step it waits for died without handing on. flock works across PID namespaces and needs only
+// read access: Tekton mounts the other steps' folders read-only. The file's name is baton's own (a Gemfile.lock beside
+// an awaited Gemfile is not a lock of ours), and a waiter trusts it only when it is a regular file that says so
+// (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. flock() is not in Node: baton's
+// native addon (src/addon/) has it.
 
 /** How often a waiter looks at the lock of the step it waits for: a death is noticed within this (and < 2 s). */
 export const LIVENESS_POLL_MS = 500;
+
+const LIVENESS_SUFFIX = ".baton-live";
+/** The liveness file's content: what tells a waiter that the file is baton's. */
+const LIVENESS_MARK = "baton liveness lock\n";
 
 const LOCK_SH = 1;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 
-export function lockFileOf(file: string): string {
-  return `${file}.lock`;
+/**
+ * Errors that say the post file's folder can take no new file (read-only, out of inodes, not ours to write): then
+ * neither POST nor POST.err could be written, and running the command would lose its outcome. A disk out of data
+ * blocks still takes the empty POST.err (hand-on.ts): there the command runs, as before.
+ */
+const CANNOT_CREATE = new Set(["EROFS", "ENOSPC", "EDQUOT", "EACCES", "EPERM"]);
+
+/** POST.baton-live; POST's name cut (by bytes, on a character boundary) where the whole would be over NAME_MAX. */
+export function livenessFileOf(file: string): string {
+  let name = basename(file);
+  while (Buffer.byteLength(name) + LIVENESS_SUFFIX.length > NAME_MAX) name = name.slice(0, -1);
+  return join(dirname(file), `${name}${LIVENESS_SUFFIX}`);
 }
 
+const held = new Map<string, number>();
+
 /**
- * Takes the lock beside `file` for the rest of this process's life. Made under a temporary name, locked, then
- * renamed into place, so no waiter ever sees the lock file unlocked while this baton lives. The descriptor is never
- * closed (and not inherited: Node opens with O_CLOEXEC). Best effort: without it only the detection is lost.
+ * Takes the lock beside `file` until releaseLivenessLock (or this process's end). Made under a temporary name
+ * (O_EXCL, O_NOFOLLOW), marked, made 0644 whatever the umask (a waiter of another uid must be able to open it),
+ * locked, then renamed into place, so no waiter ever sees a living baton's file unlocked. The descriptor is not
+ * inherited (O_CLOEXEC). Throws a BatonError when the folder can take no new file (CANNOT_CREATE): the step must not
+ * run its command for an outcome it cannot hand on. Any other failure (no addon, a full disk) costs only the
+ * detection: one line, and the step goes on.
  */
 export function holdLivenessLock(file: string, warn: (message: string) => void): void {
-  const lockFile = lockFileOf(file);
+  if (held.has(file)) return;
+  const lockFile = livenessFileOf(file);
   const temporary = join(dirname(lockFile), temporaryName(basename(lockFile)));
   let fd: number | undefined;
   try {
-    const addon = loadNativeAddon();
-    fd = openSync(temporary, "w", 0o644);
-    const failed = addon.flock(fd, LOCK_EX | LOCK_NB);
+    fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== undefined && CANNOT_CREATE.has(code)) {
+      throw new BatonError(`cannot hand on through ${file}: its folder takes no new file (${describeSystemError(error)}); not running the command`);
+    }
+    warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
+    return;
+  }
+  try {
+    fchmodSync(fd, 0o644);
+    writeSync(fd, LIVENESS_MARK);
+    const failed = loadNativeAddon().flock(fd, LOCK_EX | LOCK_NB);
     if (failed !== 0) throw Object.assign(new Error(`flock: errno ${failed}`), { code: `errno ${failed}` });
     renameSync(temporary, lockFile);
+    held.set(file, fd);
   } catch (error) {
-    if (fd !== undefined) closeQuietly(fd);
+    closeQuietly(fd);
     rmSync(temporary, { force: true });
     warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
   }
 }
 
+/** Lets go of the lock once `file` (or its .err) is in place: a waiter need not wait for this process to end. */
+export function releaseLivenessLock(file: string): void {
+  const fd = held.get(file);
+  if (fd === undefined) return;
+  held.delete(file);
+  closeQuietly(fd);
+}
+
 /**
- * true when the baton that writes `file` has died: its lock file is there and nobody holds the lock. false while it
- * lives, before it started, or when this cannot be known (no addon, an unreadable lock file).
+ * Opens the liveness file of `file` if it is one of baton's: a regular file (never followed through a symlink, never
+ * a FIFO's blocking open) that starts with the mark. undefined otherwise (not there yet, not readable, not ours).
  */
-export function holderDied(file: string): boolean {
+export function openLivenessFile(file: string): { fd: number; ino: number } | undefined {
   let fd: number;
   try {
-    fd = openSync(lockFileOf(file), "r");
+    fd = openSync(livenessFileOf(file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return false; // not there yet (or not readable): nothing to say
+    return undefined;
   }
   try {
-    const result = loadNativeAddon().flock(fd, LOCK_SH | LOCK_NB);
-    return result === 0; // free: the holder is gone (closing fd releases our shared lock at once)
+    const stats = fstatSync(fd);
+    const mark = Buffer.alloc(LIVENESS_MARK.length);
+    if (stats.isFile() && readSync(fd, mark, 0, mark.length, 0) === mark.length && mark.toString() === LIVENESS_MARK) {
+      return { fd, ino: stats.ino };
+    }
+  } catch {
+    // unreadable: nothing to say
+  }
+  closeQuietly(fd);
+  return undefined;
+}
+
+/**
+ * true when the baton that writes `file` has died: its liveness file is there and nobody holds the lock. false while
+ * it lives, before it started, or when this cannot be known (no addon, no liveness file of baton's).
+ */
+export function holderDied(file: string): boolean {
+  const opened = openLivenessFile(file);
+  if (opened === undefined) return false;
+  try {
+    return loadNativeAddon().flock(opened.fd, LOCK_SH | LOCK_NB) === 0; // free: the holder is gone
   } catch {
     return false;
   } finally {
-    closeQuietly(fd);
+    closeQuietly(opened.fd); // releases our shared lock at once
   }
 }
 

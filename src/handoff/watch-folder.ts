@@ -1,5 +1,5 @@
-import { watch, lstatSync, type FSWatcher } from "node:fs";
-import { dirname } from "node:path";
+import { watch, lstatSync, statSync, type FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
 import { statOrUndefined } from "../base/files.js";
 
 // Calls onChange whenever something may have happened to `file`, using one inotify watch on the nearest folder
@@ -16,8 +16,9 @@ export interface FolderWatch {
 }
 
 /**
- * `refused` is told when the folder may not be read (EACCES, EPERM): polling would wait forever on a file that baton
- * can never see (Tekton's waiter returns that error too). Any other refusal (the inotify limits) falls back to polling.
+ * `refused` is told when the file may not even be looked up (a folder on the way not searchable: EACCES, EPERM):
+ * polling would wait forever on a file that baton can never see (Tekton's waiter returns that error too). Any other
+ * refusal (the inotify limits, a folder that may be searched but not read) falls back to polling.
  */
 export function watchFolderOf(
   file: string,
@@ -34,7 +35,8 @@ export function watchFolderOf(
 
   const fallBackToPolling = (path: string, error: NodeJS.ErrnoException) => {
     close();
-    if (error.code === "EACCES" || error.code === "EPERM") {
+    // A search-only folder (0711) may not be watched but its files may be looked at: poll those.
+    if ((error.code === "EACCES" || error.code === "EPERM") && !canLookAt(file)) {
       givenUp = true;
       return refused(path, error);
     }
@@ -46,7 +48,8 @@ export function watchFolderOf(
     for (;;) {
       if (poll || givenUp) return;
       const target = nearestFolder(folder);
-      if (!(watcher && watched && sameFolder(target, watched))) {
+      if (!(watcher && watched && !watchedGone && sameFolder(target, watched))) {
+        watchedGone = false;
         watcher?.close();
         watcher = undefined;
         try {
@@ -87,7 +90,11 @@ export function watchFolderOf(
   // temp + rename is 3-4 events, and every step waiting in that folder wakes for them. In a chain of 31 steps those
   // looks were most of the handoff (make bench, row 1c). setImmediate runs right after this turn's I/O callbacks.
   let lookPending = false;
-  function onEvent() {
+  // The watched folder itself was removed (its watch then ends: inotify names the folder itself in the event). A
+  // folder made again at that path can have the same inode number (ext4, overlay reuse them): watch it anew.
+  let watchedGone = false;
+  function onEvent(_event?: unknown, name?: unknown) {
+    if (watched && typeof name === "string" && name === basename(watched.path)) watchedGone = true;
     if (lookPending) return;
     lookPending = true;
     setImmediate(() => {
@@ -126,6 +133,17 @@ function nearestFolder(folder: string): { path: string; ino: number } {
     const stats = statOrUndefined(path);
     if (stats?.isDirectory()) return { path, ino: stats.ino };
     if (path === dirname(path)) throw Object.assign(new Error(`no folder of ${folder} exists`), { code: "ENOENT" });
+  }
+}
+
+/** Whether `file` may be looked up (its folders searchable), whether or not it exists. */
+function canLookAt(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR";
   }
 }
 

@@ -11,7 +11,8 @@ import { hostModule } from "./host-modules.js";
 // Each chunk has one loader beside its code (src/tekton/load.ts, load-cel.ts, src/init/load.ts, src/argo/load.ts,
 // src/process/internal-error.ts), which declares what the chunk provides (an interface its entry module must satisfy)
 // and calls loadChunk with the chunk's name and the import of its entry: the import runs from the sources (the unit
-// tests), and the build leaves it out of the bundle (scripts/build.mjs).
+// tests), and the build leaves it out of the bundle (scripts/build.mjs). BATON_BUNDLED, which the build defines, is
+// tested here only.
 //
 // A chunk uses the bundle's own instances of the modules they share (errors, the file wait, this loader): the build
 // leaves those imports out of the chunk as `require("baton-host:src/...")`, which chunkRequire answers from the
@@ -19,6 +20,8 @@ import { hostModule } from "./host-modules.js";
 // state (the signal hub, the loaded chunks) exists once.
 
 declare const BATON_BUNDLED: boolean | undefined;
+/** Whether this is the bundle (scripts/build.mjs defines BATON_BUNDLED), or the sources run as they are. */
+const BUNDLED = typeof BATON_BUNDLED === "boolean";
 
 /** The name of the standalone build's asset that holds the payload (scripts/sea.mjs). */
 const SEA_ASSET = "baton-chunks";
@@ -34,8 +37,7 @@ const loaded = new Map<string, Promise<unknown>>();
 export function loadChunk<T>(name: string, fromSources: () => Promise<T>): Promise<T> {
   let chunk = loaded.get(name) as Promise<T> | undefined;
   if (chunk === undefined) {
-    // esbuild folds this test where it is written: the bundle always reads the payload.
-    chunk = typeof BATON_BUNDLED === "boolean" ? new Promise((resolve) => resolve(requireChunk<T>(`baton-${name}.cjs`))) : fromSources();
+    chunk = BUNDLED ? new Promise((resolve) => resolve(requireChunk<T>(name))) : fromSources();
     loaded.set(name, chunk);
   }
   return chunk;
@@ -49,28 +51,47 @@ const builtin: Builtin = (id) => {
 };
 
 /**
- * Reads a chunk: its payload found in the bundle's own file (or the standalone build's asset), checked against the
- * digest written beside it, decompressed and compiled as a CommonJS module.
+ * A chunk's JavaScript, checked, and the file name to compile it under (`FILE#baton-NAME.cjs`: src/process/
+ * source-stack.ts finds its map by it), read once: what requireChunk compiles, and what a worker thread gets to
+ * compile on its own (src/tekton/cel-worker.ts). undefined when run from the sources, where there is no payload.
  */
-function requireChunk<T>(name: string): T {
+export function chunkCode(name: string): { source: string; filename: string } | undefined {
+  if (!BUNDLED) return undefined;
+  let code = codes.get(name);
+  if (code === undefined) {
+    code = readChunkCode(`baton-${name}.cjs`);
+    codes.set(name, code);
+  }
+  return code;
+}
+
+const codes = new Map<string, { source: string; filename: string }>();
+
+function readChunkCode(file: string): { source: string; filename: string } {
   // Only the standalone build (Node 24) can be a SEA; before Node 20.16 there is no getBuiltinModule, and before 20.12
   // node:sea has no isSea.
   const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
   const sea = getBuiltin?.("node:sea") as typeof import("node:sea") | undefined;
   const standalone = sea?.isSea?.() === true;
-  const file = standalone ? process.execPath : __filename;
-  let source: string;
+  const bundle = standalone ? process.execPath : __filename;
   try {
-    source = chunkSource(standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(file, "latin1"), name);
+    const text = standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(bundle, "latin1");
+    return { source: chunkSource(text, file), filename: `${bundle}#${file}` };
   } catch (error) {
     const reason = error instanceof BatonError ? error.message : describeSystemError(error);
-    throw new BatonError(`cannot load ${name} from ${file}: ${reason}: baton is not installed whole`);
+    throw new BatonError(`cannot load ${file} from ${bundle}: ${reason}: baton is not installed whole`);
   }
+}
+
+/** Compiles a chunk as a CommonJS module, its `baton-host:` imports answered by the bundle's own modules. */
+function requireChunk<T>(name: string): T {
+  const { source, filename } = chunkCode(name)!;
   const module = { exports: {} as T };
   const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
-  const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename: `${file}#${name}` });
+  const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename });
   // The chunk's own loads of Node's modules and of the reaper addon look where the bundle's do.
-  wrapper.call(module.exports, module.exports, chunkRequire, module, file, dirname(file));
+  const bundle = filename.slice(0, filename.lastIndexOf("#"));
+  wrapper.call(module.exports, module.exports, chunkRequire, module, bundle, dirname(bundle));
   return module.exports;
 }
 

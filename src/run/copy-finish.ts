@@ -36,6 +36,10 @@ export class CopyFinish<Pipe extends PipeView, Sink extends SinkView> {
   private readonly lastRead = new Map<Pipe, number>();
   /** Pipes read empty since the exit: all the command wrote before exiting is read from them. */
   private readonly emptied = new Set<Pipe>();
+  /** The last read of each pipe that the previous check found silent. */
+  private readonly silentAt = new Map<Pipe, number>();
+  /** Data came from a pipe already read empty since the exit: a process the command left behind writes to it. */
+  private writesOn = false;
   /** Destinations that failed or stalled: no more writes, never waited for. */
   private readonly broken = new Set<Sink>();
   private readonly progress = new Map<Sink, { written: number; at: number }>();
@@ -55,6 +59,7 @@ export class CopyFinish<Pipe extends PipeView, Sink extends SinkView> {
 
   read(pipe: Pipe, bytes: number, now: number): void {
     this.lastData = now;
+    if (this.emptied.has(pipe)) this.writesOn = true;
     if (this.afterExit && bytes < PIPE_READ_SIZE) this.emptied.add(pipe);
     this.lastRead.set(pipe, now);
   }
@@ -114,23 +119,27 @@ export class CopyFinish<Pipe extends PipeView, Sink extends SinkView> {
   /**
    * After the exit: "quiet" (nothing read for QUIET_AFTER_EXIT_MS, nothing queued) once two checks in a row see it,
    * for between them the event loop has polled the pipes, so a pipe resumed just before the first check has had its
-   * chance to be read. "left-behind" once each pipe has been read empty since the exit and READ_AFTER_EXIT_MAX_MS has
-   * passed, while it is not quiet: a process the command left behind writes on. Either way the tee stops reading
-   * and still writes out what is queued (to a slow reader too, until it stalls).
+   * chance to be read. "left-behind" once each pipe has been read empty since the exit, READ_AFTER_EXIT_MAX_MS has
+   * passed, and data came after a pipe was read empty: a process the command left behind writes on. Either way the
+   * tee stops reading and still writes out what is queued (to a slow reader too, until it stalls).
    */
   check(now: number): CopyVerdict {
     const exitedAt = this.exitedAt ?? now;
     const pending = this.sinks.some((sink) => !this.broken.has(sink) && !sink.destroyed && sink.writableLength > 0);
-    // A pipe that is read (not paused) and gave nothing for a while is empty too.
+    // A pipe that is read (not paused) and gave nothing for a while is empty too, once two checks in a row see it,
+    // as for quiet: a loop too busy to read a pipe just resumed is no proof that the pipe is empty.
     for (const pipe of this.pipes) {
-      const quietPipe = now - (this.lastRead.get(pipe) ?? exitedAt) >= QUIET_AFTER_EXIT_MS;
-      if (this.afterExit && !pipe.isPaused() && quietPipe) this.emptied.add(pipe);
+      const lastRead = this.lastRead.get(pipe) ?? exitedAt;
+      const silent = this.afterExit && !pipe.isPaused() && now - lastRead >= QUIET_AFTER_EXIT_MS;
+      if (silent && this.silentAt.get(pipe) === lastRead) this.emptied.add(pipe);
+      if (silent) this.silentAt.set(pipe, lastRead);
+      else this.silentAt.delete(pipe);
     }
     const quietNow = !pending && now - this.lastData >= QUIET_AFTER_EXIT_MS;
     const quietBefore = this.quietAt === this.lastData;
     this.quietAt = quietNow ? this.lastData : undefined;
     if (quietNow) return quietBefore ? { state: "quiet" } : { state: "copying" };
-    if (this.emptied.size === this.pipes.length && now - exitedAt >= READ_AFTER_EXIT_MAX_MS) {
+    if (this.writesOn && this.emptied.size === this.pipes.length && now - exitedAt >= READ_AFTER_EXIT_MAX_MS) {
       return { state: "left-behind", afterExitMs: now - exitedAt };
     }
     return { state: "copying" };

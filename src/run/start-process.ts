@@ -5,8 +5,9 @@ import type { Readable } from "node:stream";
 
 // Starts a program in a process group of its own (setsid). With inherited stdio (every step that does not capture
 // its output) it goes through `process_wrap`, the binding that child_process.spawn itself calls: loading
-// node:child_process costs 5-9 ms of every step's start-up (it pulls in net, stream and dgram), the binding 0.1 ms
-// (make bench, issue 6). process.binding() is a documentation-only deprecation (DEP0111), but the binding is internal:
+// node:child_process would cost every step's start-up ~14 M instructions (it pulls in net, stream and dgram), the
+// binding almost nothing (docs/design.md, "Starting the command", says how both are measured).
+// process.binding() is a documentation-only deprecation (DEP0111), but the binding is internal:
 // its arguments change between majors, so it is used only on the major checked here. Piped stdio, or another Node
 // (the standalone build's), use child_process, loaded only then.
 
@@ -84,7 +85,7 @@ class InheritedProcess extends EventEmitter implements SpawnedProcess {
 
 /**
  * Loads now what the next spawnProcess() will need, for a step about to wait: child_process (net, stream, dgram:
- * ~14 M instructions, 3-5 ms, on Node 22 and 24) is then paid while the step is idle, not between the previous step's
+ * ~14 M instructions on Node 22 and 24) is then paid while the step is idle, not between the previous step's
  * post file and its own command (make bench, row 1c). Nothing to load where process_wrap serves inherited stdio.
  */
 export function prepareToSpawn(piped: boolean): void {
@@ -94,7 +95,7 @@ export function prepareToSpawn(piped: boolean): void {
 let loadedChildProcess: typeof import("node:child_process") | undefined;
 
 function childProcess(): typeof import("node:child_process") {
-  // Not a static import: loading child_process (net, stream, dgram) costs every step 5-9 ms. Nor node:module's
+  // Not a static import: loading child_process (net, stream, dgram) would cost every step's start-up. Nor node:module's
   // createRequire, which loads the ESM loader at start-up. getBuiltinModule is Node >= 20.16; before, the bundle's own
   // CommonJS require.
   const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;

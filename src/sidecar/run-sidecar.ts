@@ -1,26 +1,23 @@
 import { rmSync } from "node:fs";
 import { monotonicMs } from "../base/clock.js";
-import { holdLivenessLock } from "../handoff/liveness-lock.js";
+import { holdLivenessLock, releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_FAILURE } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { writeEmptyErrorPostFile } from "../handoff/post-file.js";
 import { emit } from "../report/events.js";
 import { isTrackedChild } from "../run/children.js";
-import { signalNumber } from "../run/exit-code.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type CommandResult, type RunningCommand } from "../run/run-command.js";
 import { endsWait, onSignal } from "../process/signals.js";
 import type { SidecarOptions } from "./options.js";
+import { decideSidecarOutcome, type SidecarEnded } from "./outcome.js";
 import { pollUntilReady, type Probe } from "./probe.js";
 import { stopFileThere, waitForAnyStopFile } from "./stop-files.js";
 import { postStopUrl } from "./stop-url.js";
 
 // The sidecar lifecycle, top to bottom: start the sidecar (if baton runs it), probe it until it is ready and say so
 // in the ready file, wait for a stop file, then stop it (stop URLs, then the stop signal, SIGKILL after the grace).
-//
-// Exit codes: stopped on purpose (a stop file or its .err appeared before the sidecar ended) -> 0, whatever the
-// sidecar's own code, so a Job can complete. A sidecar that ends on its own first -> its own code (128+N for signal
-// N), also when that end came from a signal baton forwarded (pod deletion: SIGTERM -> 143).
+// Each end says what happened; outcome.ts turns that into baton's exit code and its line on stderr.
 
 export interface SidecarIO {
   warn(message: string): void;
@@ -32,7 +29,7 @@ class StoppedBySignal {
 }
 
 type FirstOutcome =
-  | { kind: "stop"; file: string; writerDied: boolean }
+  | { kind: "stop"; file: string; stopFile: string; writerDied: boolean }
   | { kind: "exited"; result: CommandResult }
   | { kind: "failed"; error: unknown };
 
@@ -45,18 +42,17 @@ const never = new Promise<never>(() => {});
  */
 export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promise<number> {
   const readyFile = options.readyFile;
-  if (readyFile) {
-    clearReadyFile(readyFile);
-    // The first step waiting on READY notices if this baton is killed before the sidecar is ready.
-    holdLivenessLock(readyFile, io.warn);
-  }
+  if (readyFile) clearReadyFile(readyFile);
   const state = { ready: false };
   let exitCode = EXIT_FAILURE;
   try {
+    // The first step waiting on READY notices if this baton is killed before the sidecar is ready.
+    if (readyFile) holdLivenessLock(readyFile, io.warn);
     exitCode = await sidecarLifecycle(options, io, state);
     return exitCode;
   } finally {
     if (readyFile && !state.ready) markNotReady(readyFile, exitCode);
+    if (readyFile) releaseLivenessLock(readyFile);
   }
 }
 
@@ -92,7 +88,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   });
 
   const first: FirstOutcome = await Promise.race([
-    stopFile.then(({ name, writerDied }): FirstOutcome => ({ kind: "stop", file: name, writerDied }), (error): FirstOutcome => ({ kind: "failed", error })),
+    stopFile.then(({ name, file, writerDied }): FirstOutcome => ({ kind: "stop", file: name, stopFile: file, writerDied }), (error): FirstOutcome => ({ kind: "failed", error })),
     command ? command.done.then((result): FirstOutcome => ({ kind: "exited", result })) : never,
     // Readiness decides nothing by succeeding; only a failure to write the ready file ends the race.
     readiness
@@ -106,36 +102,27 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   if (first.kind === "exited") {
     const { result } = first;
     emit("exited", { exitCode: result.exitCode, signal: result.signal });
-    if (result.spawnError) io.warn(result.spawnError);
     const lateStop = result.spawnError ? undefined : stopFileThere(options.stopFiles);
-    if (lateStop) {
-      // The stop file appeared as it ended (a pod deleted after its last step): that is a stop on purpose.
-      emit("stopping", { file: lateStop });
-      return done(0);
-    }
-    if (options.readyProbe && !state.ready) {
-      if (!result.spawnError) {
-        io.warn(`the sidecar exited (code ${result.exitCode}) before it was ready (--ready-probe ${options.readyProbe.text})`);
-      }
-    } else if (!result.spawnError) {
-      io.warn(`the sidecar exited (code ${result.exitCode}) before any stop file appeared`);
-    }
-    return done(result.exitCode);
+    if (lateStop) emit("stopping", { file: lateStop });
+    return end({
+      kind: "exited",
+      exitCode: result.exitCode,
+      ...(result.spawnError ? { spawnError: result.spawnError } : {}),
+      stopFileThere: lateStop !== undefined,
+      ...(options.readyProbe && !state.ready ? { neverReady: options.readyProbe.text } : {}),
+    }, io);
   }
 
   // 3b. baton itself failed (the ready file cannot be written), or a signal ended the killer's wait.
   if (first.kind === "failed") {
-    if (first.error instanceof StoppedBySignal) {
-      io.warn(`stopped by ${first.error.signal} while waiting`);
-      return done(128 + signalNumber(first.error.signal));
-    }
+    if (first.error instanceof StoppedBySignal) return end({ kind: "signaled", signal: first.error.signal }, io);
     if (command) await stopCommand(command, options, io);
     throw first.error;
   }
 
   // 3c. A stop file appeared (or the step that writes it was killed): the steps are over. Stop the sidecar on purpose; that is a success.
   emit("stopping", { file: first.file });
-  if (first.writerDied) io.warn(`the step that writes ${first.file.slice(0, -".lock".length)} died before it handed on: stopping`);
+  if (first.writerDied) io.warn(`the step that writes ${first.stopFile} died before it handed on: stopping`);
   if (options.readyProbe && !state.ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
   if (options.stopUrls.length > 0) {
     const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));
@@ -145,7 +132,7 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
     }
   }
   if (command) await stopCommand(command, options, io);
-  return done(0);
+  return end({ kind: "stopped" }, io);
 }
 
 /** Sends the stop signal to the sidecar's group, SIGKILL after the grace period; settles once the group is gone. */
@@ -167,6 +154,7 @@ async function becomeReady(probe: Probe, readyFile: string, signal: AbortSignal)
   } catch (error) {
     throw new BatonError(`cannot write ready file ${readyFile}: ${describeSystemError(error)}`);
   }
+  releaseLivenessLock(readyFile); // READY is there: a waiter blocked on the lock wakes and finds it
   emit("probe-ok", { probe: probe.text, file: readyFile });
 }
 
@@ -185,12 +173,15 @@ export function markNotReady(readyFile: string, exitCode: number): void {
     writeFileAtomic(`${readyFile}.err`, `${JSON.stringify({ exitCode, reason: "NotReady", finishedAt: new Date().toISOString() })}\n`);
   } catch {
     // A full disk: an empty READY.err (an inode, no data block) still ends the first step's wait. Otherwise nothing
-    // better to do: the exit code and the message on stderr say what happened, and READY.lock goes with this baton.
+    // better to do: the exit code and the message on stderr say what happened, and the liveness lock goes with this baton.
     writeEmptyErrorPostFile(readyFile);
   }
 }
 
-function done(exitCode: number): number {
+/** Says the outcome's line, if any, and returns its exit code. */
+function end(ended: SidecarEnded, io: SidecarIO): number {
+  const { exitCode, warning } = decideSidecarOutcome(ended);
+  if (warning !== undefined) io.warn(warning);
   emit("done", { exitCode });
   return exitCode;
 }

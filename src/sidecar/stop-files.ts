@@ -1,3 +1,4 @@
+import { livenessFileOf } from "../handoff/liveness-lock.js";
 import { lookFor, waitForFile, type WaitOutcome } from "../handoff/wait-for-file.js";
 
 // A sidecar stops when the steps are over: when any of its stop files appears, or the .err a failed step leaves
@@ -14,13 +15,15 @@ export interface StopWaitOptions {
 function stopFileName(file: string, outcome: WaitOutcome): string {
   if (outcome === "failed") return `${file}.err`;
   // The step that would write it was killed (its liveness lock is free): it never will; the steps are over.
-  if (outcome === "died") return `${file}.lock`;
+  if (outcome === "died") return livenessFileOf(file);
   return file;
 }
 
-/** What ended the wait: the path to name (a stop file, its .err, or its .lock), and whether its writer died. */
+/** What ended the wait: the path to name (a stop file, its .err, or its liveness file), and whether its writer died. */
 export interface StopFound {
   name: string;
+  /** The stop file itself. */
+  file: string;
   writerDied: boolean;
 }
 
@@ -40,7 +43,7 @@ export async function waitForAnyStopFile(files: readonly string[], options: Stop
           safetyPollMs: options.safetyPollMs,
           warn: options.warn,
         });
-        return { name: stopFileName(file, outcome), writerDied: outcome === "died" };
+        return { name: stopFileName(file, outcome), file, writerDied: outcome === "died" };
       }),
     );
   } finally {

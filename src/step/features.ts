@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
-import { loadCel } from "../tekton/load-cel.js";
 import { loadTektonChunk } from "../tekton/load.js";
 import type { CommandDecision } from "../tekton/step-features.js";
 
@@ -26,24 +25,25 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
 
 /**
  * While the step waits: loads the code that the rest of the step will need (the Tekton chunk for $(steps...), `when`
- * and the debug breakpoints; the CEL chunk for a `when` with CEL), so that the hand-off after the wait does not.
+ * and the debug breakpoints; the CEL chunk's code for a `when` with CEL), so that the hand-off after the wait does not.
  */
 export function preloadFeatures(options: StepOptions): void {
   if (!options.debugBeforeStep && !options.breakpointOnFailure && !usesStepFeatures(options)) return;
   const when = options.when;
   // A chunk that does not load is told when the step asks for it.
   loadTektonChunk().then(
-    (tekton) => {
-      if (when !== undefined && tekton.whenNeedsCel(when)) loadCel().catch(() => undefined);
-    },
+    (tekton) => when !== undefined && tekton.prepareWhen(when),
     () => undefined,
   );
 }
 
-/** Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. */
-export async function decideCommand(options: StepOptions): Promise<CommandDecision> {
+/**
+ * Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. Rejects
+ * with `signal.reason` when `signal` aborts while a `when` is evaluated.
+ */
+export async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
   if (!usesStepFeatures(options)) return { run: options.command };
-  return (await loadTektonChunk()).decideTektonCommand(options);
+  return (await loadTektonChunk()).decideTektonCommand(options, signal);
 }
 
 /** A `when`, or a $(steps...) reference in the environment, the command or a Tekton script. */

@@ -1,6 +1,7 @@
 import { closeSync, openSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../base/errors.js";
+import { releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { emit } from "../report/events.js";
 import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
@@ -82,6 +83,8 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
       }
       if (exitCode === 0) exitCode = settleOutcome(final, { writeFailed: true }).exitCode;
     }
+    // Whatever is there now is all this step will hand on: a waiter blocked on the lock wakes and looks.
+    releaseLivenessLock(options.postFile);
   }
   emit("done", { exitCode });
   return exitCode;

@@ -14,8 +14,8 @@ export type Happened =
   | { kind: "when-false" }
   /** The previous step's baton died before it handed on (its liveness lock is free, no post file). */
   | { kind: "previous-died" }
-  /** A signal or --wait-timeout ended the wait, or --cancel-file was there before the command could start. */
-  | { kind: "not-started"; reason: "Signaled" | "WaitTimeout" | "Cancelled"; exitCode: number }
+  /** A signal or --wait-timeout ended the wait, or a signal, --cancel-file or --timeout came before the command started. */
+  | { kind: "not-started"; reason: "Signaled" | "WaitTimeout" | "Cancelled" | "TimeoutExceeded"; exitCode: number }
   /** The command could not be started: 127 not found, 126 not executable (the command's fault). */
   | { kind: "spawn-failed"; exitCode: number }
   /** baton itself failed (an unreadable wait folder, no process or descriptor left, a bug): never the command's fault. */

@@ -35,8 +35,6 @@ interface StepState {
   ports: StepPorts;
   startedAt: string;
   command: RunningCommand | undefined;
-  /** Takes this step's liveness lock, once. */
-  holdLock?: () => void;
   /** Set while a failed step waits at Tekton's onFailure breakpoint: a terminating signal ends that wait. */
   pause?: AbortController;
   /** The user chose fail-continue at Tekton's before-step breakpoint. */
@@ -47,13 +45,14 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   const step: StepState = { ports, startedAt: now(), command: undefined };
   if (options.postFile !== undefined) ports.writer.reserveDescriptor(dirname(options.postFile));
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
-  // Held until baton exits: the next step notices if this one is killed before it hands on (src/handoff/liveness-lock.ts).
-  // Taken (~0.4 ms) as the step starts to wait, or right after its command started: never in the command's way.
-  let locked = options.postFile === undefined;
-  step.holdLock = () => {
-    if (!locked) ports.writer.holdLock(options.postFile!, io.warn);
-    locked = true;
-  };
+  // Held from here until the post file is written: the next step notices if this one dies on the way, whether it
+  // waits, evaluates `when` or runs its command (src/handoff/liveness-lock.ts). A folder that can take no file ends the step here.
+  let cannotHandOn: Happened | undefined;
+  try {
+    if (options.postFile !== undefined) ports.writer.holdLock(options.postFile, io.warn);
+  } catch (error) {
+    cannotHandOn = await batonFailed(error, false, io);
+  }
   const waitAbort = new AbortController();
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
@@ -69,13 +68,14 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
     }
   });
   // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.
-  const stopping = watchStopConditions(options, io.warn, ports.waiter, () =>
-    endWait(new WaitEnded({ kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED })),
-  );
+  const stopping = watchStopConditions(options, io.warn, ports.waiter, (reason) => {
+    const exitCode = reason === "Cancelled" ? EXIT_CANCELLED : EXIT_TIMEOUT;
+    endWait(new WaitEnded({ kind: "not-started", reason, exitCode }));
+  });
 
   let happened: Happened;
   try {
-    happened = (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, io));
+    happened = cannotHandOn ?? (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, waitAbort.signal, io));
   } catch (error) {
     happened = await batonFailed(error, step.command !== undefined, io);
   } finally {
@@ -128,7 +128,6 @@ async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome
 /** 1. Waits for each file in order. undefined: go on and run the command; otherwise why the step ends here. */
 async function waitForPreviousSteps(options: StepOptions, step: StepState, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
   if (options.waitFiles.length > 0) {
-    step.holdLock?.();
     // Once the watch below is armed (the next turn), load what starting the command needs, while there is time.
     setImmediate(() => {
       prepareToSpawn(options.stdoutPath !== undefined || options.stderrPath !== undefined);
@@ -192,10 +191,20 @@ function ended(wait: WaitEnded, io: StepIO): Happened {
   return wait.happened;
 }
 
-/** 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. */
-async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, io: StepIO): Promise<Happened> {
+/**
+ * 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. Until it starts,
+ * `notStarted` aborts on what ends a wait (a signal, --timeout, --cancel-file): the command then never starts.
+ */
+async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, notStarted: AbortSignal, io: StepIO): Promise<Happened> {
+  stopping.waitOver();
   // Tekton's runtime $(steps...) substitution and `when`, once the previous steps are done.
-  const decision = await decideCommand(options);
+  let decision;
+  try {
+    decision = await decideCommand(options, notStarted);
+  } catch (error) {
+    if (error instanceof WaitEnded) return ended(error, io);
+    throw error;
+  }
   if ("skip" in decision) {
     io.warn("skipping the command: its when expressions are false");
     return { kind: "when-false" };
@@ -209,10 +218,10 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
   } catch (error) {
     throw new BatonError(error instanceof Error ? error.message : String(error));
   }
-  if (stopping.reason === "Cancelled") return { kind: "not-started", reason: "Cancelled", exitCode: EXIT_CANCELLED };
+  // A signal, a cancel or the timeout that came before this turn: the step was told to stop, so nothing starts.
+  if (notStarted.aborted) return ended(notStarted.reason as WaitEnded, io);
   step.startedAt = now();
   const { command, copied } = step.ports.runner.start(argv, options, files, io.warn);
-  step.holdLock?.();
   if (command.pid !== undefined) {
     step.command = command;
     emit("command", { argv, child: command.pid });

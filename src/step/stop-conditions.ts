@@ -6,7 +6,8 @@ import type { Waiter } from "./ports.js";
 
 // What stops a step on purpose: --timeout expiring, or a non-empty --cancel-file. On a running command both do the
 // same: SIGTERM to its process group, SIGKILL to the group --grace-period later (RunningCommand.stop). The cancel file
-// is watched from the step's start: a step cancelled while it still waits never starts its command.
+// is watched from the step's start: a step cancelled while it still waits never starts its command. --timeout counts
+// from the end of the wait, as Tekton's does: the work before the command (a `when`'s CEL) is inside it.
 
 export const STOP_SIGNAL: NodeJS.Signals = "SIGTERM";
 
@@ -15,7 +16,9 @@ export type StopReason = "TimeoutExceeded" | "Cancelled";
 export interface StopConditions {
   /** Why the step was stopped, once it was. */
   readonly reason: StopReason | undefined;
-  /** The command has started: arm --timeout, and stop it at once if the step was cancelled in between. */
+  /** The wait is over: arm --timeout. */
+  waitOver(): void;
+  /** The command has started: stop it at once if the step was stopped in between. */
   started(command: RunningCommand): void;
   /** Disarms the timer and the cancel-file watch (the command has ended, or never will start). */
   clear(): void;
@@ -25,8 +28,8 @@ export function watchStopConditions(
   options: Pick<StepOptions, "timeoutMs" | "gracePeriodMs" | "cancelFile" | "safetyPollMs">,
   warn: (message: string) => void,
   waiter: Waiter,
-  /** Called when the step is cancelled before its command started (it ends the wait). */
-  cancelledBeforeStart: () => void,
+  /** Called when the step is stopped before its command started (it ends the wait, or the work before the command). */
+  stoppedBeforeStart: (reason: StopReason) => void,
 ): StopConditions {
   let reason: StopReason | undefined;
   let command: RunningCommand | undefined;
@@ -40,7 +43,7 @@ export function watchStopConditions(
       command.stop(STOP_SIGNAL, options.gracePeriodMs);
     } else {
       warn(`${message} before the command started: it will not start`);
-      cancelledBeforeStart();
+      stoppedBeforeStart(why);
     }
   };
 
@@ -58,12 +61,17 @@ export function watchStopConditions(
     get reason() {
       return reason;
     },
+    waitOver() {
+      if (options.timeoutMs > 0) {
+        timer = after(options.timeoutMs, () => {
+          const what = command ? "the command ran" : "the step took";
+          stop("TimeoutExceeded", `${what} longer than ${options.timeoutMs} ms (--timeout)`);
+        });
+      }
+    },
     started(running) {
       command = running;
-      if (reason) running.stop(STOP_SIGNAL, options.gracePeriodMs); // cancelled as it started
-      if (options.timeoutMs > 0) {
-        timer = after(options.timeoutMs, () => stop("TimeoutExceeded", `the command ran longer than ${options.timeoutMs} ms (--timeout)`));
-      }
+      if (reason) running.stop(STOP_SIGNAL, options.gracePeriodMs); // stopped as it started
     },
     clear() {
       timer?.clear();

@@ -10,10 +10,10 @@ import type { CommandDecision } from "./step-features.js";
 export interface TektonChunk {
   /** Before the wait: checks the credential secrets and the `when` JSON; returns what to do once all is checked. */
   prepareTektonFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void;
-  /** After the wait: $(steps...) substituted, `when` evaluated. */
-  decideTektonCommand(options: StepOptions): Promise<CommandDecision>;
-  /** Whether a --when holds a CEL entry (false when it does not parse: prepareTektonFeatures says why). */
-  whenNeedsCel(when: string): boolean;
+  /** After the wait: $(steps...) substituted, `when` evaluated; rejects with `signal.reason` once it aborts. */
+  decideTektonCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision>;
+  /** During the wait: loads what evaluating this --when will need (the CEL chunk's code). */
+  prepareWhen(when: string): void;
   /** -debug_before_step: whether to run the command. */
   waitBeforeStep(postFile: string, wait: DebugWait): Promise<boolean>;
   /** -breakpoint_on_failure: the exit code the user's script wrote. */

@@ -1,6 +1,6 @@
 import type { StepOptions } from "../cli/step-options.js";
 import { copyCredentialsToHome, readCredentials, writeCredentials } from "./credentials.js";
-import { loadCel } from "./load-cel.js";
+import { allCelTrue, celBudget, prepareCel } from "./cel-worker.js";
 import { substituteCommand, SubstitutionError } from "./substitute.js";
 import { evaluateWhen, parseWhen } from "./when.js";
 
@@ -16,7 +16,10 @@ export type CommandDecision = { run: string[] } | { skip: true } | { error: stri
  * returns what to do once the options are all checked: write the credentials, and copy them into $HOME.
  */
 export function prepareTektonFeatures(options: StepOptions, copyCredentials: boolean, warn: (message: string) => void): () => void {
-  if (options.when !== undefined) parseWhen(options.when);
+  if (options.when !== undefined) {
+    parseWhen(options.when);
+    celBudget(process.env);
+  }
   const credsDir = `${options.tektonRoot}/creds`;
   const secretsRoot = `${options.tektonRoot}/creds-secrets`;
   const flags = options.credentials;
@@ -29,9 +32,10 @@ export function prepareTektonFeatures(options: StepOptions, copyCredentials: boo
 
 /**
  * Tekton's last moment before the command: $(steps.<step>.results|inputs|outputs...) replaced in the environment (of
- * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated.
+ * baton itself, which the command inherits, as Tekton does) and in the command, then `when` evaluated. Rejects with
+ * `signal.reason` when `signal` aborts first (a signal, --timeout or --cancel-file while CEL runs).
  */
-export async function decideTektonCommand(options: StepOptions): Promise<CommandDecision> {
+export async function decideTektonCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
   let command: string[];
   try {
     const substituted = substituteCommand(options.command, process.env, options.tektonRoot);
@@ -43,19 +47,24 @@ export async function decideTektonCommand(options: StepOptions): Promise<Command
   }
   if (options.when !== undefined) {
     try {
-      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, loadCel))) return { skip: true };
+      const budget = celBudget(process.env);
+      const allTrue = (cels: readonly string[]) => allCelTrue(cels, budget, signal);
+      if (!(await evaluateWhen(parseWhen(options.when), `${options.tektonRoot}/steps`, allTrue))) return { skip: true };
     } catch (error) {
+      if (signal.aborted && error === signal.reason) throw error;
       return { error: error instanceof Error ? error.message : String(error) };
     }
   }
   return { run: command };
 }
 
-/** Whether the step's `when` has a CEL entry, so that the CEL chunk can load while the step waits. */
-export function whenNeedsCel(when: string): boolean {
+/** While the step waits: reads the CEL chunk's code when the step's `when` has a CEL entry (src/tekton/cel-worker.ts). */
+export function prepareWhen(when: string): void {
+  let needsCel: boolean;
   try {
-    return parseWhen(when).some((expression) => expression.cel !== "");
+    needsCel = parseWhen(when).some((expression) => expression.cel !== "");
   } catch {
-    return false; // a usage error, told by prepareTektonFeatures
+    return; // a usage error, told by prepareTektonFeatures
   }
+  if (needsCel) prepareCel();
 }

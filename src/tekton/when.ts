@@ -63,27 +63,17 @@ function substitute(expressions: readonly WhenExpression[], stepsDir: string): W
   }
 }
 
-export type CelEvaluator = (expression: string) => boolean;
+/** True when every CEL expression gives true, in order, stopping at the first false (src/tekton/cel-worker.ts). */
+export type AllCelTrue = (expressions: readonly string[]) => Promise<boolean>;
 
-/** True when the step runs; false when it is skipped. Throws WhenError when an expression cannot be evaluated. */
-export async function evaluateWhen(
-  expressions: readonly WhenExpression[],
-  stepsDir: string,
-  loadCel: () => Promise<CelEvaluator>,
-): Promise<boolean> {
+/**
+ * True when the step runs; false when it is skipped. Throws WhenError when a reference cannot be resolved; what
+ * `allCelTrue` throws (an expression that cannot be evaluated) goes through.
+ */
+export async function evaluateWhen(expressions: readonly WhenExpression[], stepsDir: string, allCelTrue: AllCelTrue): Promise<boolean> {
   const substituted = substitute(expressions, stepsDir);
-  const cels = substituted.map((e) => e.cel).filter((cel) => cel !== "");
-  if (cels.length > 0) {
-    const evaluate = await loadCel();
-    const cache = new Map<string, boolean>();
-    for (const cel of cels) {
-      let value = cache.get(cel);
-      if (value === undefined) {
-        value = evaluate(cel);
-        cache.set(cel, value);
-      }
-      if (!value) return false;
-    }
-  }
+  // Each expression once (Tekton's entrypoint caches each one's value).
+  const cels = [...new Set(substituted.map((e) => e.cel).filter((cel) => cel !== ""))];
+  if (cels.length > 0 && !(await allCelTrue(cels))) return false;
   return substituted.every((e) => (e.operator === "in") === e.values.includes(e.input));
 }

@@ -68,7 +68,7 @@ test("each platform's one layer: /baton/ (root-owned, commit time) and /ko-app/e
     const listing = list.stdout.split("\n").filter(Boolean);
     const names = listing.map((line) => line.split(/\s+/).slice(5).join(" "));
     assert.deepEqual(new Set(names.map((n) => n.split("/")[0])), new Set(["baton", "ko-app"]));
-    for (const path of ["baton/baton", "baton/lib/baton-node", "baton/lib/baton-reaper.node", "baton/lib/licenses/node"]) {
+    for (const path of ["baton/baton", "baton/argoexec", "baton/lib/baton-node", "baton/lib/baton-reaper.node", "baton/lib/licenses/node"]) {
       assert.ok(names.includes(path), `${path} in the layer`);
     }
     assert.ok(names.includes("ko-app/entrypoint -> ../baton/baton"), "the path Tekton's controller runs");
@@ -77,8 +77,8 @@ test("each platform's one layer: /baton/ (root-owned, commit time) and /ko-app/e
       assert.match(line, /^([-d]rw[-x]r-[-x]r-[-x]|lrwxrwxrwx)\s+0\/0\s/, `owner and mode: ${line}`);
       assert.ok(line.includes(stamp), `commit time (${stamp}): ${line}`);
     }
-    await ok("tar", ["-xzf", layer, "-C", dir, "baton/lib/baton-node", "baton/baton"]);
-    for (const program of ["baton/lib/baton-node", "baton/baton"]) {
+    await ok("tar", ["-xzf", layer, "-C", dir, "baton/lib/baton-node", "baton/baton", "baton/argoexec"]);
+    for (const program of ["baton/lib/baton-node", "baton/baton", "baton/argoexec"]) {
       assert.equal(elfMachine(join(dir, program)), { amd64: 0x3e, arm64: 0xb7 }[arch], `${program} is a linux/${arch} program`);
     }
   }

@@ -5,7 +5,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+import {
+  IS_ROOT, cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, runBaton, startBaton, tempDir, type Exit, type StartOptions,
+} from "./helpers.js";
 
 /** A Tekton pod's folders, and the flags every step of it gets. */
 export function tektonPod() {
@@ -28,8 +30,94 @@ export function assertOneLine(stderr: string): void {
   assert.doesNotMatch(stderr, /\n\s+at |internal error|FATAL|Aborted/, stderr);
 }
 
+/** CEL that nests `depth` macros over a 10-element list: 10^depth steps for .all(), 10^depth lists for .map(). */
+export function nestedCel(macro: "all" | "map", depth: number): string {
+  let expression = macro === "all" ? "true" : "[0]";
+  for (let i = 0; i < depth; i++) expression = `[0,1,2,3,4,5,6,7,8,9].${macro}(x${i}, ${expression})`;
+  return macro === "all" ? expression : `${expression} == []`;
+}
+
+/**
+ * Runs baton and waits for it to end, but no longer than `ms`: the code before the fix never ended (a CEL loop that
+ * no signal interrupts), and such a baton is killed here so that the test fails instead of hanging.
+ */
+export async function runWithin(ms: number, args: string[], options: StartOptions, whenStarted?: (pid: number) => Promise<void>): Promise<Exit> {
+  const baton = startBaton(args, options);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      baton.child.kill("SIGKILL");
+      reject(new Error(`baton did not end within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    if (whenStarted) await Promise.race([baton.hostPid().then(whenStarted), late]);
+    return await Promise.race([baton.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const skipRoot = !IS_ROOT && "needs root (PID namespace)";
+
 export function hostileInputCases(build: string, baton: readonly string[]): void {
   const words = [...baton];
+
+  test(`${build}: a CEL when of 11 nested .all() is stopped by its time budget: POST.err, exit 1, no command`, async () => {
+    const { dir, post, env, base } = tektonPod();
+    const when = JSON.stringify([{ cel: nestedCel("all", 11) }]);
+    const argv = [...base, "-when_expressions", when, "-entrypoint", "touch", "--", join(dir, "ran")];
+    const exit = await runWithin(60_000, argv, { env: { ...env, BATON_CEL_TIMEOUT: "500ms" }, baton: words });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: the CEL expressions of --when took longer than 500 ms, their budget \(BATON_CEL_TIMEOUT\): stopped$/m);
+    assertOneLine(exit.stderr);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a CEL when of 7 nested .map() is stopped by its memory budget, not by V8's abort: POST.err, exit 1`, async () => {
+    const { dir, post, env, base } = tektonPod();
+    const when = JSON.stringify([{ cel: nestedCel("map", 7) }]);
+    const argv = [...base, "-when_expressions", when, "-entrypoint", "touch", "--", join(dir, "ran")];
+    // The main thread's heap is capped too (the bundle reads NODE_OPTIONS): the CEL must not grow it at all.
+    const limits = { BATON_CEL_MEMORY: "16", BATON_CEL_TIMEOUT: "5m", NODE_OPTIONS: "--max-old-space-size=96" };
+    const exit = await runWithin(120_000, argv, { env: { ...env, ...limits }, baton: words });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: the CEL expressions of --when needed more than 16 MiB, their budget \(BATON_CEL_MEMORY\): stopped$/m);
+    assertOneLine(exit.stderr);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  // What ends a step before its command starts still does while CEL runs: the wait is over ("ready"), the CEL has begun.
+  const stoppers = [
+    { what: "SIGTERM", args: [] as string[], exitCode: 143, reason: "Signaled", stop: (pid: number) => process.kill(pid, "SIGTERM") },
+    { what: "--timeout", args: ["-timeout", "1s"], exitCode: 124, reason: "TimeoutExceeded", stop: () => {} },
+    { what: "--cancel-file", args: [], exitCode: 143, reason: "Cancelled", stop: () => {} },
+  ];
+  for (const { what, args, exitCode, reason, stop } of stoppers) {
+    test(`${build}: as PID 1, ${what} while a CEL when runs ends the step: POST.err (${reason}), exit ${exitCode}, no command`, { skip: skipRoot }, async () => {
+      const { dir, root, post, env, base } = tektonPod();
+      const wait = join(dir, "previous");
+      const events = join(dir, "events");
+      mkdirSync(join(root, "downward"));
+      const cancel = join(root, "downward/cancel");
+      writeFileSync(cancel, ""); // mounted, empty until the TaskRun is cancelled
+      const when = JSON.stringify([{ cel: nestedCel("all", 11) }]);
+      const argv = [...base, ...args, "-wait_file", wait, "-when_expressions", when, "-entrypoint", "touch", "--", join(dir, "ran")];
+      const exit = await runWithin(60_000, argv, { env: { ...env, BATON_CEL_TIMEOUT: "1h", BATON_EVENTS: events }, baton: words, pid1: true }, async (pid) => {
+        await handlersInstalled(pid);
+        writeFileSync(wait, "");
+        await eventSeen(events, "ready"); // the wait is over: the CEL runs next, with no turn of the event loop between
+        if (what === "--cancel-file") writeFileSync(cancel, "cancelled");
+        stop(pid);
+      });
+      assert.equal(exit.code, exitCode, exit.stderr);
+      assertOneLine(exit.stderr);
+      assert.equal(readJson(`${post}.err`).reason, reason);
+      assert.equal(existsSync(join(dir, "ran")), false);
+    });
+  }
 
   test(`${build}: a result's $&, $\`, $' and $$ reach the command byte for byte, in arguments, environment and when`, async () => {
     const { root, post, env, base } = tektonPod();

@@ -1,4 +1,4 @@
-// A killed step cannot hang the chain: each baton holds a flock on POST.lock from start to exit; the step (or sidecar)
+// A killed step cannot hang the chain: each baton holds a flock on POST.baton-live until it hands on; the step (or sidecar)
 // waiting on POST notices a free lock with no POST or POST.err and ends as a failure (reason PreviousStepDied).
 // Across two PID namespaces sharing one folder, read-only for the waiter, as Tekton mounts /tekton/run/N.
 import { test } from "node:test";
@@ -16,7 +16,7 @@ async function runningStep(dir: string, t: { after(fn: () => void): void }) {
   t.after(() => step.child.kill("SIGKILL")); // unshare --kill-child takes the namespace with it, should the test fail
   
   await eventSeen(events, "command");
-  await fileAppears(`${post}.lock`); // taken on the turn after the command started
+  await fileAppears(`${post}.baton-live`); // held from the start
   return { step, post };
 }
 
@@ -85,7 +85,7 @@ test("a sidecar whose last step is SIGKILLed stops within 2 s, exit 0", { skip }
   const stopping = readEvents(events).find((e) => e.event === "stopping");
   assert.ok(stopping, exit.stderr);
   assert.ok((stopping.t as number) - killedAt < 2000, `noticed ${(stopping.t as number) - killedAt} ms after the kill`);
-  assert.equal(stopping.file, `${post}.lock`);
+  assert.equal(stopping.file, `${post}.baton-live`);
   assert.equal(exit.code, 0, exit.stderr);
   assert.match(exit.stderr, /died before it handed on: stopping/);
 });
@@ -112,7 +112,7 @@ test("the standalone build holds and reads the lock too (its addon from lib/)", 
   const step = startBaton(["--post-file", post, "--", "sleep", "1000"], { pid1: true, baton: [STANDALONE], env: cleanEnv({ BATON_EVENTS: events0 }) });
   t.after(() => step.child.kill("SIGKILL"));
   await eventSeen(events0, "command");
-  await fileAppears(`${post}.lock`);
+  await fileAppears(`${post}.baton-live`);
   const events = join(dir, "step1.events");
   const waiter = startBaton(["--wait-file", post, "--post-file", join(dir, "run/1/out"), "--", "true"], { pid1: true, baton: [STANDALONE], env: cleanEnv({ BATON_EVENTS: events }) });
   await eventSeen(events, "waiting");

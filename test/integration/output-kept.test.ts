@@ -60,3 +60,23 @@ test("found: a console reader that never reads again: after 30 s baton says how 
   assert.equal(readFileSync(join(dir, "out")).length, 300_000, "the file has everything");
   assert.equal(readFileSync(join(dir, "post"), "utf8").includes('"Completed"'), true);
 });
+
+test("found: a silent process left behind that holds the pipe is not reported as writing on; everything is copied", async () => {
+  const dir = tempDir();
+  // As finding 10, with a background `sleep` holding the command's stdout pipe open and writing nothing: the pipe never
+  // ends. Once the file's reader wakes (3 s after the exit) the rest is read, then quiet ends the copy. baton used to
+  // say "a process it left behind still writes to it": the pipe read empty and 2 s past the exit was taken for that.
+  const size = 1_250_000;
+  const script = [
+    `mkfifo ${dir}/out`,
+    `(exec < ${dir}/out; sleep 3; wc -c > ${dir}/count) &`,
+    `${process.execPath} ${BATON} --stdout-path ${dir}/out -- sh -c 'sleep 20 2>/dev/null & head -c ${size} /dev/zero' | wc -c`,
+    "wait",
+  ].join("\n");
+  const started = Date.now();
+  const exit = await runBaton([], { baton: ["sh", "-c", script] });
+  assert.equal(exit.stderr, "", "no line from baton");
+  assert.equal(exit.stdout.trim(), String(size));
+  assert.equal(readFileSync(join(dir, "count"), "utf8").trim(), String(size));
+  assert.ok(Date.now() - started < 15_000, "baton did not wait for the sleep");
+});

@@ -21,8 +21,8 @@ test("on success writes POST as one line of JSON, creating its folders, and no P
   assert.match(record.finishedAt, ISO);
   assert.ok(record.finishedAt >= record.startedAt);
   assert.equal(existsSync(`${post}.err`), false);
-  // post.lock: the liveness lock the next step looks at (docs/reference.md).
-  assert.deepEqual(readdirSync(join(dir, "run/steps/step-1")).sort(), ["post", "post.lock"], "no temporary file left behind");
+  // post.baton-live: the liveness lock the next step looks at (docs/reference.md).
+  assert.deepEqual(readdirSync(join(dir, "run/steps/step-1")).sort(), ["post", "post.baton-live"], "no temporary file left behind");
 });
 
 test("never leaves both: a stale POST.err from an earlier run is removed when POST is written, and the reverse", async () => {
@@ -30,9 +30,9 @@ test("never leaves both: a stale POST.err from an earlier run is removed when PO
   const post = join(dir, "post");
   writeFileSync(`${post}.err`, "");
   assert.equal((await runBaton(["--post-file", post, "--", "true"])).code, 0);
-  assert.deepEqual(readdirSync(dir).sort(), ["post", "post.lock"]);
+  assert.deepEqual(readdirSync(dir).sort(), ["post", "post.baton-live"]);
   assert.equal((await runBaton(["--post-file", post, "--", "false"])).code, 1);
-  assert.deepEqual(readdirSync(dir).sort(), ["post.err", "post.lock"]);
+  assert.deepEqual(readdirSync(dir).sort(), ["post.baton-live", "post.err"]);
 });
 
 test("--step-metadata-dir: results/ exists before the wait, exitCode holds the command's code", async () => {

@@ -145,9 +145,9 @@ test("init when /var/run/argo/baton is something else than a folder: exit 64, no
   assert.deepEqual(readdirSync(elsewhere), []);
 });
 
-/** argoexec in a mount namespace whose /dev is a fresh tmpfs, so that its termination message lands there. */
+/** argoexec in a mount namespace whose /dev is a fresh tmpfs holding an empty termination-log, as the kubelet mounts. */
 async function withPrivateDev(args: string[], env: NodeJS.ProcessEnv): Promise<Run & { message: string }> {
-  const script = 'mount -t tmpfs tmpfs /dev || exit 99; "$@"; code=$?; cat /dev/termination-log 2>/dev/null; echo; exit $code';
+  const script = 'mount -t tmpfs tmpfs /dev && : > /dev/termination-log || exit 99; "$@"; code=$?; cat /dev/termination-log; echo; exit $code';
   const result = await run("unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", ...args], env);
   const lines = result.stdout.split("\n");
   return { ...result, message: lines.at(-2) ?? "", stdout: lines.slice(0, -2).join("\n") };
@@ -176,4 +176,26 @@ test("emissary when baton cannot run and ctr/NAME is another container's symlink
   assert.deepEqual(readdirSync(elsewhere), []);
   assert.ok(lstatSync(join(root, "ctr/main")).isSymbolicLink());
   assert.ok(!existsSync(join(root, "exitcode")));
+});
+
+test("with baton's real folder: the pod's copy runs `emissary` (the command, its exitcode file) and `kill` (the signal reaches PID)", async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  const init = await run(join(bin, "argoexec"), ["init"], env);
+  assert.equal(init.code, 0, init.stderr);
+  // What Argo's init does next: the argoexec it found on PATH, copied to /var/run/argo/argoexec; every container runs it.
+  copyFileSync(join(bin, "argoexec"), join(root, "argoexec"));
+  writeFileSync(join(root, "template"), JSON.stringify({ name: "main", container: { image: "x" } }));
+  const emissary = await run(join(root, "argoexec"), ["emissary", "--loglevel", "info", "--", "sh", "-c", "echo from the command; exit 7"], {
+    ...env, ARGO_CONTAINER_NAME: "step",
+  });
+  assert.equal(emissary.code, 7, emissary.stderr);
+  assert.equal(emissary.stdout, "from the command\n");
+  assert.equal(readFileSync(join(root, "ctr/step/exitcode"), "utf8"), "7");
+
+  const sleeper = execFile("sleep", ["60"]);
+  const ended = new Promise<NodeJS.Signals | null>((done) => sleeper.on("exit", (_code, signal) => done(signal)));
+  const kill = await run(join(root, "argoexec"), ["kill", "15", String(sleeper.pid)], env);
+  assert.equal(kill.code, 0, kill.stderr);
+  assert.equal(kill.stdout, `killing ${sleeper.pid} with terminated\n`);
+  assert.equal(await ended, "SIGTERM");
 });

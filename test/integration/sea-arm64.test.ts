@@ -53,7 +53,7 @@ test("the arm64 folder holds arm64 programs, laid out as the x64 folder", () => 
   }
 });
 
-test("the arm64 argoexec (Argo's executor image): init copies the folder then runs Argo's init; its copy in the pod finds the folder", { skip }, async (t) => {
+test("the arm64 argoexec (Argo's executor image): init copies the folder then runs Argo's init; its copy in the pod runs Argo's subcommands and baton's emissary", { skip }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "baton-argoexec-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const bin = join(dir, "bin");
@@ -70,6 +70,13 @@ test("the arm64 argoexec (Argo's executor image): init copies the folder then ru
   copyFileSync(join(bin, "argoexec"), join(dir, "run/argoexec"));
   const plugin = execFileSync(EMULATED[0]!, [join(dir, "run/argoexec"), "artifact-plugin-sidecar"], { env, encoding: "utf8" });
   assert.equal(plugin, "argo artifact-plugin-sidecar\n");
+  // ... and hands `emissary` to the arm64 baton it copied: the command runs, its code lands in the exitcode file.
+  writeFileSync(join(dir, "run/template"), JSON.stringify({ name: "main", container: { image: "x" } }));
+  const emissary = execFileSync(EMULATED[0]!, [join(dir, "run/argoexec"), "emissary", "--", "sh", "-c", "echo on arm64"], {
+    env: { ...env, ARGO_CONTAINER_NAME: "main" }, encoding: "utf8",
+  });
+  assert.equal(emissary, "on arm64\n");
+  assert.equal(readFileSync(join(dir, "run/ctr/main/exitcode"), "utf8"), "0");
 });
 
 test("the arm64 baton prints its version under qemu (launcher, loader, Node, SEA)", { skip }, async () => {

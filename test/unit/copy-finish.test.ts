@@ -92,6 +92,10 @@ test("resume after drain: a pipe resumed after a long pause is not taken for qui
   assert.equal(policy.check(5000 + CHECK_MS).state, "copying", "quiet counts from the resume");
   // Under load the loop reads the pipe only after the next check, which finds 100 ms of quiet: seen once, not believed.
   assert.equal(policy.check(5000 + QUIET_AFTER_EXIT_MS).state, "copying", "quiet seen by one check only");
+  // The loop reads it now: a full read, more is waiting. The silent check above must not have counted the pipe as
+  // read empty, or this check would stop the copy (a process left behind) with the rest of it still in the pipe.
+  policy.read(pipe, PIPE_READ_SIZE, 5000 + QUIET_AFTER_EXIT_MS + 1);
+  assert.equal(policy.check(5000 + QUIET_AFTER_EXIT_MS + CHECK_MS).state, "copying", "the rest of the pipe is read");
 });
 
 test("a slow reader is waited for while the pipe still holds what the command wrote, for a minute and more", () => {
@@ -161,6 +165,23 @@ test("a process left behind that writes on: the copy stops READ_AFTER_EXIT_MAX_M
   assert.equal(verdict.state, "left-behind");
   assert.equal(at, 1000 + READ_AFTER_EXIT_MAX_MS);
   assert.deepEqual(verdict, { state: "left-behind", afterExitMs: READ_AFTER_EXIT_MAX_MS });
+});
+
+test("a silent process left behind (it holds the pipe, writes nothing) is not taken for one that writes on", () => {
+  const { pipe, sink, policy } = setUp();
+  sink.writableLength = QUEUE_LIMIT;
+  policy.read(pipe, PIPE_READ_SIZE, 0);
+  pipe.paused = true;
+  policy.exited(0);
+  policy.readingAfterExit();
+  // A slow reader drains at 3 s; the rest of the command's output is read, the last read short (the pipe is empty).
+  sink.writableLength = 0;
+  pipe.paused = false;
+  policy.resumed(pipe, 3000);
+  policy.read(pipe, PIPE_READ_SIZE, 3001);
+  policy.read(pipe, 1000, 3002);
+  const { verdict } = checks(policy, 3000 + CHECK_MS, 5000);
+  assert.deepEqual(verdict, { state: "quiet" }, "nothing came after the pipe was read empty: no one writes on");
 });
 
 test("not before every pipe has been read empty since the exit: what the command wrote before it exited is kept", () => {

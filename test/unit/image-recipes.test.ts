@@ -58,3 +58,8 @@ test(`every reference to baton's image in examples/ names ${IMAGE}`, () => {
     }
   }
 });
+
+test("the docs' Argo recipe is examples/Containerfile.argoexec, which make e2e builds", () => {
+  const [dockerfile] = blocks("docs/argo.md", "The recipe: point the controller's executor image at baton's", "dockerfile");
+  assert.deepEqual(meaningful(dockerfile ?? ""), meaningful(read("examples/Containerfile.argoexec")));
+});

@@ -107,6 +107,14 @@ test("every import of src/ goes down the layers: no upward import, none between 
   assert.deepEqual(wrong, []);
 });
 
+test("docs/development.md's Layout names every folder of src/, in the order of the layers", () => {
+  const doc = readFileSync(resolve(SRC, "../docs/development.md"), "utf8");
+  const block = /## Layout\n\n```\n([\s\S]*?)```/.exec(doc)?.[1];
+  assert.ok(block, "development.md has a Layout block");
+  const named = [...block.matchAll(/^src\/(\S+?)\/?\s/gm)].map((match) => match[1]!);
+  assert.deepEqual(named, LAYERS.flat(), "the src/ lines of the Layout block, top to bottom");
+});
+
 test("src/ has no import cycle", () => {
   assert.deepEqual(cyclesOf(withoutKnownEdges(importGraph())).map((cycle) => cycle.join(" -> ")), []);
 });

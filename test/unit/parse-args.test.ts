@@ -8,7 +8,8 @@ const table = { "wait-file": "list", "post-file": "value", quiet: "flag" } as co
 
 test("reads values in both forms, repeats lists, stops at --", () => {
   const parsed = parseArgs(["--wait-file", "a", "--wait-file=b", "--post-file=p", "--quiet", "--", "cmd", "--wait-file"], table);
-  assert.deepEqual(parsed.options, { "wait-file": ["a", "b"], "post-file": "p", quiet: true });
+  assert.deepEqual({ ...parsed.options }, { "wait-file": ["a", "b"], "post-file": "p", quiet: true });
+  assert.equal(Object.getPrototypeOf(parsed.options), null);
   assert.deepEqual(parsed.rest, ["cmd", "--wait-file"]);
 });
 
@@ -24,6 +25,8 @@ test("refuses unknown options, missing values and values given to flags", () => 
   usage(["-p", "x"], /unknown option -p/);
   usage(["--post-file"], /needs a value/);
   usage(["--quiet=yes"], /takes no value/);
+  // Names of Object.prototype's properties are not in the table either.
+  for (const name of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"]) usage([`--${name}`, "x"], new RegExp(`unknown option --${name}`));
 });
 
 test("step options: command from -- or from --entrypoint, durations in ms", () => {

@@ -53,7 +53,7 @@ test("StepResults: strings, indexes, keys, a lone [*] expands, [*] in other text
 
 test("TestAllowExec: in/notin/cel", async () => {
   const dir = mkdtempSync(join(tmpdir(), "baton-when-"));
-  const run = (expressions: object[]) => evaluateWhen(parseWhen(JSON.stringify(expressions)), dir, async () => evaluateCel);
+  const run = (expressions: object[]) => evaluateWhen(parseWhen(JSON.stringify(expressions)), dir, async (cels) => cels.every(evaluateCel));
   assert.equal(await run([{ input: "foo", operator: "in", values: ["foo", "bar"] }]), true);
   assert.equal(await run([{ input: "foobar", operator: "notin", values: ["foobar"] }]), false);
   assert.equal(await run([{ input: "foobar", operator: "in", values: ["foobar"] }, { input: "foo", operator: "notin", values: ["bar"] }]), true);

@@ -1,0 +1,226 @@
+// The liveness lock against a hostile or odd run folder (issue 20: items 1, 2, 3, 8, 12): files at the lock's name that
+// are not baton's, a FIFO there, a step killed before its command, other uids and umasks, a folder that takes no file,
+// a folder made again with the same inode number. Each of these failed on the bundle before the fix.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, type ChildProcess } from "node:child_process";
+import { BATON, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT, type StartOptions } from "./helpers.js";
+
+const skipRoot = !IS_ROOT && "needs root (other uids, mount namespaces)";
+/** Run as nobody: another uid than the predecessor's, with no right to read 0600 files of root's. */
+const AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+
+/** Resolves once the process has written a line matching `pattern` on stderr. */
+function stderrSays(child: ChildProcess, pattern: RegExp): Promise<void> {
+  let text = "";
+  return new Promise((resolve) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      if (pattern.test(text)) resolve();
+    });
+  });
+}
+
+/** A folder every uid may enter and write, as a shared volume is. */
+function sharedDir(): string {
+  const dir = tempDir();
+  chmodSync(dir, 0o777);
+  return dir;
+}
+
+/** Every attack runs on the bundle and on the standalone build (`make sea`). */
+const BUILDS = [
+  { build: "bundle", words: [process.execPath, BATON] },
+  { build: "standalone", words: [STANDALONE] },
+];
+
+for (const { build, words } of BUILDS) {
+  const start = (args: string[], options: StartOptions = {}) => startBaton(args, { baton: words, ...options });
+  const run = (args: string[], options: StartOptions = {}) => runBaton(args, { baton: words, ...options });
+
+  test(`${build}: a Gemfile.lock beside an awaited Gemfile is not a lock of baton's: the step waits for the Gemfile`, async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "Gemfile.lock"), "GEM\n  remote: https://rubygems.org/\n");
+    const events = join(dir, "events");
+    const step = start(["--wait-file", join(dir, "Gemfile"), "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")], {
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    await eventSeen(events, "waiting");
+    // Long enough for the old liveness look (every 500 ms) to have taken Gemfile.lock for a dead step's lock.
+    await new Promise((r) => setTimeout(r, 1500));
+    writeFileSync(join(dir, "Gemfile"), "source 'https://rubygems.org'\n");
+    const exit = await step.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  test(`${build}: a sidecar whose stop file has an unrelated .lock beside it does not stop at start`, async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "last.lock"), "");
+    const events = join(dir, "events");
+    const sidecar = start(["sidecar", "--stop-file", join(dir, "last"), "--", "sleep", "1000"], { env: cleanEnv({ BATON_EVENTS: events }) });
+    await eventSeen(events, "command");
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(readEvents(events).some((e) => e.event === "stopping"), false, "stopped on a .lock that is not baton's");
+    writeFileSync(join(dir, "last"), "");
+    const exit = await sidecar.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.deepEqual(readEvents(events).filter((e) => e.event === "stopping").map((e) => e.file), [join(dir, "last")]);
+  });
+
+  test(`${build}: a folder at the liveness file's name does not make a living predecessor dead`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    for (const name of ["prev.lock", "prev.baton-live"]) mkdirSync(join(dir, name));
+    const events = join(dir, "events");
+    const step = start(["--wait-file", post, "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => step.child.kill("SIGKILL"));
+    await eventSeen(events, "waiting");
+    await new Promise((r) => setTimeout(r, 1500));
+    writeFileSync(post, "");
+    const exit = await step.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  test(`${build}: a FIFO at the predecessor's liveness file does not block the waiter: --wait-timeout still ends it`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    for (const name of ["prev.lock", "prev.baton-live"]) execFileSync("mkfifo", [join(dir, name)]);
+    const step = start(["--wait-file", post, "--wait-timeout", "1s", "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")]);
+    t.after(() => step.child.kill("SIGKILL"));
+    const exit = await Promise.race([step.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 20_000))]);
+    assert.ok(exit, "baton hung in open(2) on the FIFO");
+    assert.equal(exit.code, 124, exit.stderr);
+    assert.equal(readJson(join(dir, "post.err")).reason, "WaitTimeout");
+  });
+
+  test(`${build}: a first step killed before its command starts (at the before-step breakpoint) is noticed by the next step`, async (t) => {
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    const first = start(["--post-file", post0, "--debug-before-step", "--", "true"]);
+    t.after(() => first.child.kill("SIGKILL"));
+    await stderrSays(first.child, /debug before step breakpoint has taken effect/); // the command not started
+    const events1 = join(dir, "step1.events");
+    const next = start(["--wait-file", post0, "--wait-timeout", "30s", "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
+      env: cleanEnv({ BATON_EVENTS: events1 }),
+    });
+    await eventSeen(events1, "waiting");
+    first.child.kill("SIGKILL");
+    const exit = await next.exited;
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a predecessor under umask 077, a waiter of another uid: its death is still noticed`, { skip: skipRoot }, async (t) => {
+    const dir = sharedDir();
+    const post0 = join(dir, "out0");
+    const events0 = join(dir, "step0.events");
+    const first = start([], {
+      baton: ["sh", "-c", 'umask 077 && exec "$@"', "sh", ...words, "--post-file", post0, "--", "sleep", "1000"],
+      env: cleanEnv({ BATON_EVENTS: events0 }),
+    });
+    t.after(() => first.child.kill("SIGKILL"));
+    await eventSeen(events0, "command");
+    const events1 = join(dir, "step1.events");
+    const next = start(["--wait-file", post0, "--wait-timeout", "30s", "--post-file", join(dir, "out1"), "--", "touch", join(dir, "ran")], {
+      prefix: AS_NOBODY,
+      env: cleanEnv({ BATON_EVENTS: events1 }),
+    });
+    await eventSeen(events1, "waiting");
+    first.child.kill("SIGKILL");
+    const exit = await next.exited;
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "out1.err")).reason, "PreviousStepDied");
+  });
+
+  test(`${build}: a search-only (0711) wait folder: a step of another uid finds the file there`, { skip: skipRoot }, async (t) => {
+    const dir = sharedDir();
+    mkdirSync(join(dir, "searchable"), { mode: 0o711 }); // root's: nobody may enter it, not list or watch it
+    const events = join(dir, "events");
+    const step = start(["--wait-file", join(dir, "searchable/prev"), "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")], {
+      prefix: AS_NOBODY,
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    t.after(() => step.child.kill("SIGKILL"));
+    await eventSeen(events, "waiting");
+    writeFileSync(join(dir, "searchable/prev"), "");
+    const exit = await step.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  test(`${build}: a read-only post folder: the command does not run for an outcome that cannot be handed on`, { skip: skipRoot }, async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "ro"));
+    const readOnly = `mount --bind ${dir}/ro ${dir}/ro && mount -o remount,bind,ro ${dir}/ro && exec "$@"`;
+    const exit = await run(["--post-file", join(dir, "ro/post"), "--", "touch", join(dir, "ran")], {
+      prefix: ["unshare", "--mount", "sh", "-c", readOnly, "sh"],
+    });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: cannot hand on through .*\/ro\/post: its folder takes no new file \(read-only file system \(EROFS\)\); not running the command$/m);
+    assert.doesNotMatch(exit.stderr, /\n\s+at |internal error/);
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a post folder out of inodes: the command does not run`, { skip: skipRoot }, async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "full"));
+    // A tmpfs of 8 inodes, all taken (the root folder holds one).
+    const fill = `mount -t tmpfs -o nr_inodes=8 tmpfs ${dir}/full && for i in 1 2 3 4 5 6 7 8 9; do touch ${dir}/full/f$i 2>/dev/null; done; exec "$@"`;
+    const exit = await run(["--post-file", join(dir, "full/post"), "--", "touch", join(dir, "ran")], {
+      prefix: ["unshare", "--mount", "sh", "-c", fill, "sh"],
+    });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: cannot hand on through .*\/full\/post: its folder takes no new file \(no space left on device \(ENOSPC\)\)/m);
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a watched folder removed and made again with the same inode number is followed by an event (cancel file)`, async (t) => {
+    const dir = tempDir();
+    const folder = join(dir, "downward");
+    mkdirSync(folder);
+    const events = join(dir, "events");
+    // No safety poll: only a re-armed watch can see the cancel file.
+    const step = start(["--cancel-file", join(folder, "cancel"), "--post-file", join(dir, "post"), "--", "sleep", "1000"], {
+      env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
+    });
+    t.after(() => step.child.kill("SIGKILL"));
+    await eventSeen(events, "command");
+    // baton is stopped while the folder goes and comes back, so it reads the removal only once the new folder is
+    // there. /tmp's file system gives a folder made right after rmdir the same inode number (checked: skip if not).
+    const pid = step.child.pid!;
+    const before = statSync(folder).ino;
+    process.kill(pid, "SIGSTOP");
+    try {
+      rmdirSync(folder);
+      mkdirSync(folder);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    const after = statSync(folder).ino;
+    if (before !== after) return t.skip(`this file system gave a new inode number (${before} -> ${after})`);
+    await new Promise((r) => setTimeout(r, 500)); // baton reads the removal's events before the cancel file comes
+    writeFileSync(join(folder, "cancel"), "cancel\n");
+    const exit = await Promise.race([step.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 20_000))]);
+    assert.ok(exit, "the cancel file in the folder made again was never seen");
+    assert.equal(exit.code, 143, exit.stderr);
+    assert.equal(readJson(join(dir, "post.err")).reason, "Cancelled");
+  });
+
+  test(`${build}: the liveness file: baton's own name beside the post file, 0644 under umask 077, no POST.lock`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    const events = join(dir, "events");
+    const step = start([], {
+      baton: ["sh", "-c", 'umask 077 && exec "$@"', "sh", ...words, "--post-file", post, "--", "sleep", "1000"],
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    t.after(() => step.child.kill("SIGKILL"));
+    await fileAppears(`${post}.baton-live`);
+    assert.equal(execFileSync("stat", ["-c", "%a %F", `${post}.baton-live`], { encoding: "utf8" }).trim(), "644 regular file");
+    assert.equal(existsSync(`${post}.lock`), false);
+  });
+}
