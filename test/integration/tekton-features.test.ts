@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { inflateRawSync } from "node:zlib";
 import { copyFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { BATON, IS_ROOT, STANDALONE, cleanEnv, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
+import { BATON, IS_ROOT, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
 
 function pod(extraEnv: NodeJS.ProcessEnv = {}) {
   const dir = tempDir();
@@ -199,15 +199,15 @@ test("a step that waits loads the Tekton and CEL chunks during the wait: its bun
   copyFileSync(join(BATON, "..", "baton-reaper.node"), join(copy, "baton-reaper.node"));
   const start = (flags: string[], post: string) =>
     startBaton(["-wait_file", join(root, "run/0/out"), "-post_file", join(root, post), ...flags, "-entrypoint", "touch", "--", join(dir, post.replaceAll("/", "-"))], {
-      env,
+      env: { ...env, BATON_EVENTS: join(dir, `${post.replaceAll("/", "-")}.events`) },
       baton: [process.execPath, join(copy, "baton.cjs")],
     });
   // Bytes read by a process (/proc/PID/io): a chunk's load reads the whole bundle once more.
   const bytesRead = (pid: number) => Number(/^rchar: (\d+)$/m.exec(readOr(`/proc/${pid}/io`, ""))?.[1] ?? 0);
   const plain = start([], "run/1/out");
   const step = start(["--when_expressions", JSON.stringify([{ cel: "'a' == 'a'" }])], "run/2/out");
-  await fileAppears(join(root, "run/1/out.lock"));
-  await fileAppears(join(root, "run/2/out.lock"));
+  await eventSeen(join(dir, "run-1-out.events"), "waiting");
+  await eventSeen(join(dir, "run-2-out.events"), "waiting");
   const size = statSync(join(copy, "baton.cjs")).size;
   await waitFor(() => (bytesRead(step.child.pid!) > bytesRead(plain.child.pid!) + size / 2 ? true : undefined), "the chunks to load during the wait");
   // The bundle replaced by one without a payload: only what was loaded during the wait can decide the `when`.
