@@ -17,7 +17,7 @@ import {
   chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup,
   startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
-import { argoHandoff } from "./bench/argo-handoff.mjs";
+import { argoHandoff, argoMemory, argoStartup } from "./bench/argo-handoff.mjs";
 import { findRuntimes } from "./bench/runtimes.mjs";
 import { DEFAULT_SCALE_STEPS, waitingAtScale } from "./bench/scale.mjs";
 import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
@@ -56,6 +56,8 @@ const ROWS = [
   ["7", startupSignalWindow, false],
   ["8", waitingAtScale, true],
   ["9", argoHandoff, false],
+  ["9b", argoStartup, false],
+  ["9c", argoMemory, false],
 ];
 
 const log = (message) => process.stderr.write(`bench: ${message}\n`);

@@ -1,6 +1,7 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
 import { endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
+import { checkPostFileNames } from "./handoff/post-file.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
@@ -63,6 +64,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
     configureEvents({ file: options.events, postFile: options.postFile });
     emit("start", { mode: "step" });
     checkStepPaths(options);
+    checkPostFileNames(options);
     setUp = await prepareFeatures(options, tekton, warn);
   } catch (error) {
     reportEarlyFailure(findPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);

@@ -5,9 +5,9 @@
 // Reference: A under Argo's reaping (scripts/bench/argoreap.c: wait4(-1, WNOHANG) then a one-second sleep, the
 // exitcode written in place), its command ending at a random phase of that second, as a real command does; B is
 // baton in both, so the two figures differ only by A's reaping.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLEAN_ENV, expectExit, msBetween, readStamp, start, summarize, waitUntilWatching } from "./lib.mjs";
+import { CLEAN_ENV, expectExit, msBetween, now, readStamp, run, start, summarize, waitUntilWatching } from "./lib.mjs";
 
 const TEMPLATE = JSON.stringify({
   name: "handoff",
@@ -59,5 +59,73 @@ export async function argoHandoff(ctx) {
     pass: stats.median <= 20,
     references: [{ label: "Argo's 1 s reaping loop", stats: summarize(argoSamples), samples: argoSamples }],
     note: "each container a `baton emissary` with its own /var/run/argo; the reference reaps A as Argo's osspecific.Wait does (scripts/bench/argoreap.c), B is baton in both",
+  };
+}
+
+// Rows 9b and 9c: what a plain `baton emissary` costs beside a plain step (start-up and memory as for a Tekton step):
+// `baton emissary -- /bin/true` as Argo's `main` container (the template in a file, no capture, no outputs) against
+// `baton -- /bin/true`. 9b: spawn -> exit, interleaved. 9c: RssAnon of baton while its command runs (memprobe.c reads
+// its parent's /proc/<pid>/status), interleaved.
+function plainContainers(ctx) {
+  const root = ctx.tempDir("argo-plain-");
+  writeFileSync(join(root, "template"), JSON.stringify({ name: "main", container: { image: "x", command: ["/bin/true"] } }));
+  const env = { ...CLEAN_ENV, BATON_ARGO_ROOT: root, ARGO_CONTAINER_NAME: "main", ARGO_INCLUDE_SCRIPT_OUTPUT: "false" };
+  return {
+    root,
+    contenders: [
+      { label: "baton emissary -- CMD", args: ["emissary", "--loglevel", "info", "--log-format", "text", "--gloglevel", "0", "--"], env },
+      { label: "baton -- CMD", args: ["--"], env: CLEAN_ENV },
+    ],
+  };
+}
+
+export async function argoStartup(ctx) {
+  const { baton, reps } = ctx;
+  const { root, contenders } = plainContainers(ctx);
+  const samples = new Map(contenders.map((c) => [c.label, []]));
+  for (let r = -2; r < reps.startup; r++) {
+    for (const c of contenders) {
+      const t0 = now();
+      await run(baton, [...c.args, "/bin/true"], { env: c.env });
+      if (r >= 0) samples.get(c.label).push(msBetween(t0, now())); // the first two rounds warm the caches
+    }
+  }
+  rmSync(root, { recursive: true, force: true });
+  const [emissary, step] = contenders.map((c) => summarize(samples.get(c.label)));
+  return {
+    id: "9b",
+    figure: "start-up: baton emissary -- /bin/true (Argo's main)",
+    unit: "ms",
+    stats: emissary,
+    samples: samples.get(contenders[0].label),
+    target: `<= 1.1 x baton -- /bin/true (${(1.1 * step.median).toFixed(1)} ms)`,
+    pass: emissary.median <= 1.1 * step.median,
+    references: [{ label: "baton -- /bin/true", stats: step, samples: samples.get(contenders[1].label) }],
+    note: `spawn -> exit on dist/baton.cjs; ${(emissary.median / step.median).toFixed(2)} x a plain step`,
+  };
+}
+
+export async function argoMemory(ctx) {
+  const { baton, probes, reps } = ctx;
+  const { root, contenders } = plainContainers(ctx);
+  const samples = new Map(contenders.map((c) => [c.label, []]));
+  for (let r = 0; r < reps.memory; r++) {
+    for (const c of contenders) {
+      await run(baton, [...c.args, probes.memprobe, join(root, "status")], { env: c.env });
+      samples.get(c.label).push(Number(/RssAnon:\s+(\d+)/.exec(readFileSync(join(root, "status"), "utf8"))[1]) / 1024);
+    }
+  }
+  rmSync(root, { recursive: true, force: true });
+  const [emissary, step] = contenders.map((c) => summarize(samples.get(c.label)));
+  return {
+    id: "9c",
+    figure: "memory: RssAnon of baton emissary while its command runs (Argo's main)",
+    unit: "MiB",
+    stats: emissary,
+    samples: samples.get(contenders[0].label),
+    target: `<= a plain step + 2 MiB (${(step.median + 2).toFixed(1)} MiB)`,
+    pass: emissary.median <= step.median + 2,
+    references: [{ label: "baton -- CMD", stats: step, samples: samples.get(contenders[1].label) }],
+    note: "RssAnon from /proc/<baton>/status, read by its command (memprobe.c), on dist/baton.cjs",
   };
 }

@@ -185,19 +185,24 @@ export async function waitUntilIdle(children, { timeoutMs = 30_000, looks = 3, e
   }
 }
 
-/** CPU time `pid` has used, all its threads: { ns: the scheduler's exact sum (schedstat), ticks: utime + stime (stat) }. */
+/**
+ * CPU time `pid` has used, all its threads: { ns: the scheduler's exact sum (schedstat), ticks: utime + stime (stat),
+ * wakeups: how often its threads went to sleep and were woken (voluntary context switches) }.
+ */
 export function cpuTime(pid) {
   let ns = 0;
+  let wakeups = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
       ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      wakeups += Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${task}/status`, "utf8"))?.[1] ?? 0);
     } catch {
       // The thread ended while we looked.
     }
   }
   // The process's stat adds up its threads, live and ended; comm may hold spaces, so count fields after its ')'.
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return { ns, ticks: Number(fields[11]) + Number(fields[12]) };
+  return { ns, ticks: Number(fields[11]) + Number(fields[12]), wakeups };
 }
 
 /** A line of /proc/PID/status in KiB (RssAnon, VmHWM, ...). */

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, type WriteStream } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
+import { readBounded } from "../base/safe-files.js";
 import { holdLivenessLock } from "../handoff/liveness-lock.js";
 import { isTrackedChild } from "../run/children.js";
 import { teeOutput } from "../run/output-tee.js";
@@ -10,10 +11,10 @@ import { appendArgsFile } from "./args-file.js";
 import { openCaptureFile } from "./capture-files.js";
 import { EXIT_EMISSARY_FAILURE, parseEmissaryArgs } from "./emissary-options.js";
 import { waitForExitCode, writeExitCode } from "./exitcode-file.js";
+import { whyNot } from "./file-error.js";
 import { lookPath } from "./look-path.js";
 import { saveOutputs } from "./outputs.js";
 import { argoRoot, CONFIG_MOUNT, containerDir, isSafeName, TERMINATION_LOG } from "./paths.js";
-import { readRegularFile } from "./safe-read.js";
 import { watchSignalFile } from "./signal-file.js";
 import { SignalRouter, StoppedBy, type SignalHub } from "./signal-router.js";
 import { mainContainerNames, parseTemplate, type Template } from "./template.js";
@@ -57,6 +58,8 @@ export async function runEmissary(args: readonly string[], env: NodeJS.ProcessEn
     return EXIT_EMISSARY_FAILURE;
   } finally {
     try {
+      // Never into something that is not a folder at ctr/NAME (a symlink would take the write elsewhere).
+      if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) throw new Error(`${dir} is not a directory`);
       writeExitCode(`${dir}/exitcode`, state.exitCode);
     } catch (error) {
       host.warn(`failed to write exit code to ${dir}/exitcode: ${describeSystemError(error)}`);
@@ -71,9 +74,9 @@ interface Where {
 }
 
 async function lifecycle(args: readonly string[], env: NodeJS.ProcessEnv, host: ArgoHost, where: Where, state: { exitCode: number }): Promise<number> {
-  const [program, ...programArgs] = parseEmissaryArgs(args);
   // umask 0, as Argo: ctr/ and the capture files are shared by containers of other users (the command inherits it).
   process.umask(0);
+  const [program, ...programArgs] = parseEmissaryArgs(args);
   makeContainerDir(where.dir);
   holdLivenessLock(`${where.dir}/exitcode`, host.warn);
   const router = new SignalRouter(host);
@@ -116,9 +119,9 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
   const file = `${root}/template`;
   let text: string;
   try {
-    text = readRegularFile(file, TEMPLATE_LIMIT).toString("utf8");
+    text = readBounded(file, TEMPLATE_LIMIT).toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${messageOf(error)}`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${whyNot(file, error)}`);
     const value = env.ARGO_TEMPLATE;
     if (value === undefined) throw new BatonError(`failed to read template: neither ${file} nor ARGO_TEMPLATE is available`);
     text = value === "offloaded" ? readOffloadedTemplate() : value;
@@ -130,9 +133,9 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
 function readOffloadedTemplate(): string {
   const file = `${CONFIG_MOUNT}/ARGO_TEMPLATE`;
   try {
-    return readRegularFile(file, TEMPLATE_LIMIT, { follow: true }).toString("utf8");
+    return readBounded(file, TEMPLATE_LIMIT, { followSymlink: true }).toString("utf8");
   } catch (error) {
-    throw new BatonError(`failed to read template: ${messageOf(error)}`);
+    throw new BatonError(`failed to read template: ${whyNot(file, error)}`);
   }
 }
 

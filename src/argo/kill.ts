@@ -37,8 +37,9 @@ export function runKill(args: readonly string[]): number {
   return 0;
 }
 
+/** strconv.Atoi: no blanks around the number (unlike the files, which Argo trims first). */
 function atoi(text: string): number {
-  const value = parseGoInt(text) ?? (/^[+-]?\d+$/.test(text) ? undefined : undefined);
-  if (value === undefined || text !== text.trim()) throw new BatonError(`kill: strconv.Atoi: parsing ${JSON.stringify(text)}: invalid syntax`, EXIT_EMISSARY_FAILURE);
+  const value = text === text.trim() ? parseGoInt(text) : undefined;
+  if (value === undefined) throw new BatonError(`kill: strconv.Atoi: parsing ${JSON.stringify(text)}: invalid syntax`, EXIT_EMISSARY_FAILURE);
   return value;
 }

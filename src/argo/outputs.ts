@@ -2,7 +2,6 @@ import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSyn
 import { dirname, isAbsolute, join, normalize, relative } from "node:path";
 import { BatonError, describeSystemError } from "../base/errors.js";
 import type { Template } from "./template.js";
-import { writeTarGz } from "./tgz.js";
 
 // The container named `main` copies its outputs into the shared volume for the wait container (emissary.go
 // saveParameter, saveArtifact): each output parameter's valueFrom.path to outputs/parameters/PATH, each output
@@ -66,6 +65,8 @@ async function saveArtifact(template: Template, root: string, path: string, warn
   const destination = join(root, "/outputs/artifacts/", `${path.endsWith("/") ? path.slice(0, -1) : path}.tgz`);
   try {
     mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
+    // Loaded here: zlib and streams are for the containers that have output artifacts.
+    const { writeTarGz } = await import("./tgz.js");
     await writeTarGz(path, destination);
   } catch (error) {
     throw new BatonError(`failed to tarball the output ${path} to ${destination}: ${error instanceof Error && !("code" in error) ? error.message : describeSystemError(error)}`);

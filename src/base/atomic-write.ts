@@ -1,49 +1,62 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { NAME_MAX } from "./files.js";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync } from "node:fs";
+import { dirname } from "node:path";
+import { createTemporaryBeside, makeFolders, refusalOf, removeQuietly, typeName, UnsafeFileError, writeAll } from "./safe-files.js";
 
-let counter = 0;
+const { O_WRONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 
 /**
- * Writes `content` to `path` so that a reader sees either nothing or the whole file: a temporary file in the same
- * folder, then rename. Parent folders are created. `mode` as open(2) takes it (the umask applies). Throws the system error (ENOSPC, EROFS, ...) on failure.
+ * Writes `content` to `path` so that a reader sees either nothing or the whole file, and nothing planted at `path` or
+ * beside it is followed: a new temporary file (createTemporaryBeside), then rename. Parent folders are created
+ * (makeFolders). `mode`: exactly this mode (fchmod, whatever the umask); without it 0666 less the umask, as open(2) makes it. Throws the
+ * system error (ENOSPC, EROFS, ...) on failure, leaving no temporary file behind.
  */
-export function writeFileAtomic(path: string, content: string, mode = 0o666): void {
-  const folder = dirname(path);
-  mkdirSync(folder, { recursive: true });
-  const temporary = join(folder, temporaryName(basename(path)));
+export function writeFileAtomic(path: string, content: string | Buffer, mode?: number): void {
+  makeFolders(dirname(path));
+  const { fd, temporary } = createTemporaryBeside(path, mode ?? 0o666);
   try {
-    writeFileSync(temporary, content, { mode });
+    try {
+      if (mode !== undefined) fchmodSync(fd, mode);
+      writeAll(fd, typeof content === "string" ? Buffer.from(content) : content);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, path);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    removeQuietly(temporary);
     throw error;
   }
 }
 
 /**
- * `.NAME.PID.N.tmp`, with NAME cut short where the whole would be over NAME_MAX: a post file named with 241-255 bytes
- * is valid, and its temporary name must be too (or the command runs and then nothing is handed on).
- */
-export function temporaryName(name: string): string {
-  const suffix = `.${process.pid}.${counter++}.tmp`;
-  const room = NAME_MAX - 1 - suffix.length;
-  let kept = name;
-  // Cut by bytes, on a character boundary: names are UTF-8 on disk.
-  while (Buffer.byteLength(kept) > room) kept = kept.slice(0, -1);
-  return `.${kept}${suffix}`;
-}
-
-/**
  * writeFileAtomic, except where `path` is a mount point: the kubelet bind-mounts a container's termination-message
  * file, and rename() onto a mount point fails with EBUSY. There the file is written in place (the kubelet reads it
- * only after the container has exited, so no reader can see it half-written).
+ * only after the container has exited, so no reader can see it half-written), and only when it is a regular file.
  */
 export function writeFileAtomicOrInPlace(path: string, content: string): void {
   try {
     writeFileAtomic(path, content);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EBUSY") throw error;
-    writeFileSync(path, content);
+    writeInPlace(path, content);
   }
 }
+
+function writeInPlace(path: string, content: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  } catch (error) {
+    throw refusalOf(error);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new UnsafeFileError(`${typeName(stats)}, not a regular file`, "EINVAL");
+    const bytes = Buffer.from(content);
+    writeAll(fd, bytes);
+    // Truncate after writing, not with O_TRUNC: a full disk then leaves the old message, not an empty file.
+    ftruncateSync(fd, bytes.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+

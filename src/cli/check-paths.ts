@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { dirname } from "node:path";
 import { describeSystemError, usageError } from "../base/errors.js";
-import { NAME_MAX, statOrUndefined } from "../base/files.js";
+import { statOrUndefined } from "../base/files.js";
+import { makeFolders } from "../base/safe-files.js";
 import type { StepOptions } from "./step-options.js";
 
 // Checks what can be checked before anything waits or runs, so a misconfigured step fails at once instead of after
@@ -15,10 +15,6 @@ export function checkStepPaths(options: StepOptions): void {
   if (options.postFile !== undefined) {
     if (statOrUndefined(options.postFile)?.isDirectory()) throw usageError(`post file ${options.postFile} is a directory`);
     makeFolder(dirname(options.postFile), "--post-file");
-    // POST.err must be a valid name too, or a failing step could hand on nothing.
-    if (Buffer.byteLength(`${basename(options.postFile)}.err`) > NAME_MAX) {
-      throw usageError(`post file name ${basename(options.postFile)} is too long: with .err it must fit ${NAME_MAX} bytes`);
-    }
   }
   if (options.stepMetadataDir !== undefined) {
     // Where the step writes $(step.results.<name>.path) and $(step.artifacts.path): they must exist before it runs.
@@ -52,7 +48,7 @@ function checkCanAppear(file: string): void {
 
 export function makeFolder(folder: string, option: string): void {
   try {
-    mkdirSync(folder, { recursive: true });
+    makeFolders(folder);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === "EEXIST" || code === "ENOTDIR" ? "a part of that path is a file" : describeSystemError(error);

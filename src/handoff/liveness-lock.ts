@@ -1,8 +1,8 @@
-import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError } from "../base/errors.js";
-import { temporaryName } from "../base/atomic-write.js";
+import { createTemporaryBeside, removeQuietly } from "../base/safe-files.js";
 import { loadNativeAddon } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
@@ -43,8 +43,8 @@ const held = new Map<string, number>();
 
 /**
  * Takes the lock beside `file` until releaseLivenessLock (or this process's end). Made under a temporary name
- * (O_EXCL, O_NOFOLLOW), marked, made 0644 whatever the umask (a waiter of another uid must be able to open it),
- * locked, then renamed into place, so no waiter ever sees a living baton's file unlocked. The descriptor is not
+ * (createTemporaryBeside: O_EXCL, O_NOFOLLOW, unpredictable), marked, made 0644 whatever the umask (a waiter of
+ * another uid must be able to open it), locked, then renamed into place, so no waiter ever sees a living baton's file unlocked. The descriptor is not
  * inherited (O_CLOEXEC). Throws a BatonError when the folder can take no new file (CANNOT_CREATE): the step must not
  * run its command for an outcome it cannot hand on. Any other failure (no addon, a full disk) costs only the
  * detection: one line, and the step goes on.
@@ -52,10 +52,10 @@ const held = new Map<string, number>();
 export function holdLivenessLock(file: string, warn: (message: string) => void): void {
   if (held.has(file)) return;
   const lockFile = livenessFileOf(file);
-  const temporary = join(dirname(lockFile), temporaryName(basename(lockFile)));
-  let fd: number | undefined;
+  let fd: number;
+  let temporary: string;
   try {
-    fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    ({ fd, temporary } = createTemporaryBeside(lockFile));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== undefined && CANNOT_CREATE.has(code)) {
@@ -73,7 +73,7 @@ export function holdLivenessLock(file: string, warn: (message: string) => void):
     held.set(file, fd);
   } catch (error) {
     closeQuietly(fd);
-    rmSync(temporary, { force: true });
+    removeQuietly(temporary);
     warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
   }
 }

@@ -1,6 +1,10 @@
-import { closeSync, existsSync, openSync, unlinkSync } from "node:fs";
-import { BatonError, describeSystemError } from "../base/errors.js";
+import { existsSync, realpathSync, unlinkSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { BatonError, describeSystemError, usageError } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
+import { NAME_MAX } from "../base/files.js";
+import type { StepOptions } from "../cli/step-options.js";
+import { livenessFileOf } from "./liveness-lock.js";
 
 // The baton itself: POST on success, POST.err on failure, never both. One line of JSON; readers also accept an
 // empty file, as older tools write.
@@ -14,6 +18,49 @@ export interface PostRecord {
   reason: Reason;
   startedAt: string;
   finishedAt: string;
+}
+
+/**
+ * Before anything waits or runs (after src/cli/check-paths.ts made the folders): every name baton derives from POST
+ * must be valid, or a step would run its command and then hand on nothing: POST.err, and with the debug breakpoints
+ * POST.breakpointexit.err and POST.beforestepexit.err (the liveness file's name and the temporary names are cut to
+ * fit). And no output file may be one of them: the command's output written into POST
+ * would start the next step while the command still runs. Usage errors.
+ */
+export function checkPostFileNames(
+  options: Pick<StepOptions, "postFile" | "breakpointOnFailure" | "debugBeforeStep" | "terminationPath" | "stdoutPath" | "stderrPath">,
+): void {
+  const postFile = options.postFile;
+  if (postFile === undefined) return;
+  const post = basename(postFile);
+  const derived = [`${post}.err`];
+  if (options.breakpointOnFailure) derived.push(`${post}.breakpointexit.err`);
+  if (options.debugBeforeStep) derived.push(`${post}.beforestepexit.err`);
+  const longest = derived.reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a));
+  if (Buffer.byteLength(longest) > NAME_MAX) {
+    throw usageError(`post file name ${post} is too long: ${longest} must fit ${NAME_MAX} bytes`);
+  }
+  const handOn = [postFile, `${postFile}.err`, livenessFileOf(postFile)].map(samePath);
+  const written: [string | undefined, string][] = [
+    [options.terminationPath, "--termination-path"],
+    [options.stdoutPath, "--stdout-path"],
+    [options.stderrPath, "--stderr-path"],
+  ];
+  for (const [file, option] of written) {
+    if (file !== undefined && handOn.includes(samePath(file))) {
+      throw usageError(`${option} ${file} is the post file or one of its companions: the next step would start while the command runs`);
+    }
+  }
+}
+
+/** `file` with its folder's symlinks resolved (the folders exist by now), to compare two paths. */
+function samePath(file: string): string {
+  const folder = resolve(dirname(file));
+  try {
+    return join(realpathSync(folder), basename(file));
+  } catch {
+    return join(folder, basename(file));
+  }
 }
 
 export function postFilePath(postFile: string, success: boolean): string {
@@ -34,13 +81,14 @@ export function writePostFile(postFile: string, success: boolean, record: PostRe
 
 /**
  * The last resort when writePostFile failed (a full disk): an empty POST.err, which needs an inode but no data block,
- * so the next step still ends instead of waiting forever (readers accept an empty post file). Created in place: an
- * empty file has no half-written state to hide. Returns the path, or undefined when even that failed.
+ * so the next step still ends instead of waiting forever (readers accept an empty post file). Written as every file is
+ * (a new temporary file, then rename), so a symlink planted at POST.err is replaced, not followed. Returns the path, or
+ * undefined when even that failed.
  */
 export function writeEmptyErrorPostFile(postFile: string): string | undefined {
   const path = postFilePath(postFile, false);
   try {
-    closeSync(openSync(path, "w"));
+    writeFileAtomic(path, "");
     removeIfPresent(postFile);
     return path;
   } catch {

@@ -1,11 +1,13 @@
 import {
-  chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync,
-  writeFileSync,
+  closeSync, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, renameSync, rmSync,
+  symlinkSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../base/errors.js";
 import { ADDON_FILE } from "../addon/load-addon.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
+import { createTemporaryBeside, makeFolders, openRegularFile, READ_LIMIT, readOpened, removeQuietly, temporaryName, writeAll } from "../base/safe-files.js";
 import { standaloneLauncher, standaloneRoot } from "../process/standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
@@ -36,21 +38,54 @@ export function installBaton(dest: string): void {
 }
 
 /**
- * Copies the standalone build's lib/ to `dest` as a whole: into a temporary folder, then renamed into place, so that
- * files a running baton has mapped are replaced, never rewritten in place.
+ * Copies the standalone build's lib/ to `dest` as a whole: into a new temporary folder (mkdir never follows what is
+ * there, and its name is unpredictable), then renamed into place, so that files a running baton has mapped are
+ * replaced, never rewritten in place.
  */
 function copyLibFolder(src: string, dest: string): void {
-  const temporary = `${dest}.${process.pid}.tmp`;
-  const previous = `${dest}.${process.pid}.old`;
+  const temporary = join(dirname(dest), temporaryName(basename(dest)));
+  const previous = join(dirname(dest), temporaryName(basename(dest)));
   try {
-    mkdirSync(dirname(dest), { recursive: true });
-    cpSync(src, temporary, { recursive: true });
+    makeFolders(dirname(dest));
+    copyFolder(src, temporary);
     if (existsSync(dest)) renameSync(dest, previous);
     renameSync(temporary, dest);
     rmSync(previous, { recursive: true, force: true });
   } catch (error) {
     rmSync(temporary, { recursive: true, force: true });
     throw new BatonError(`cannot copy ${src} to ${dest}: ${describeSystemError(error)}`);
+  }
+}
+
+/**
+ * Our own recursive copy of baton's lib/ (ours, so trusted) into `dest`, which must not exist: not cpSync, whose native
+ * copy in Node 22+ reports a full disk as EIO.
+ */
+function copyFolder(src: string, dest: string): void {
+  mkdirSync(dest, { mode: 0o755 });
+  for (const name of readdirSync(src)) {
+    const from = join(src, name);
+    const to = join(dest, name);
+    const stats = lstatSync(from);
+    if (stats.isDirectory()) copyFolder(from, to);
+    else if (stats.isSymbolicLink()) symlinkSync(readlinkSync(from), to);
+    else copyContent(from, openSync(to, "wx", stats.mode & 0o7777), stats.mode & 0o7777);
+  }
+}
+
+/** Copies the file `src` (baton's own) into the open descriptor `fd`, sets its mode and closes it. */
+function copyContent(src: string, fd: number, mode: number): void {
+  try {
+    const input = openSync(src, "r");
+    try {
+      const buffer = Buffer.allocUnsafe(1024 * 1024);
+      for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) writeAll(fd, buffer.subarray(0, n));
+    } finally {
+      closeSync(input);
+    }
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -68,14 +103,15 @@ function realpathOrSelf(path: string): string {
  * node must read, and the standalone folder holds libraries the loader must read.
  */
 export function copyExecutable(src: string, dest: string): void {
-  const temporary = join(dirname(dest), `.${basename(dest)}.${process.pid}.tmp`);
+  let temporary: string | undefined;
   try {
-    mkdirSync(dirname(dest), { recursive: true });
-    copyFileSync(src, temporary);
-    chmodSync(temporary, 0o755);
+    makeFolders(dirname(dest));
+    const created = createTemporaryBeside(dest, 0o755);
+    temporary = created.temporary;
+    copyContent(src, created.fd, 0o755);
     renameSync(temporary, dest);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    if (temporary !== undefined) removeQuietly(temporary);
     throw new BatonError(`cannot copy ${src} to ${dest}: ${describeSystemError(error)}`);
   }
 }
@@ -99,7 +135,7 @@ function copyFrom(src: string, dest: string): void {
 export function stepInit(steps: readonly string[], tektonRoot: string): void {
   const stepsDir = join(tektonRoot, "steps");
   try {
-    mkdirSync(stepsDir, { recursive: true });
+    makeFolders(stepsDir);
     steps.forEach((step, index) => {
       const status = join(tektonRoot, "run", String(index), "status");
       for (const link of [join(stepsDir, step), join(stepsDir, String(index))]) {
@@ -112,14 +148,23 @@ export function stepInit(steps: readonly string[], tektonRoot: string): void {
   }
 }
 
-/** Tekton's decode-script: the file holds base64 (the controller encodes scripts); decode it in place. */
+/**
+ * Tekton's decode-script: the file holds base64 (the controller encodes scripts); decode it, into a new file with the
+ * old one's mode renamed over it (Tekton rewrites it in place, through a symlink too).
+ */
 export function decodeScript(file: string): void {
   try {
-    const encoded = readFileSync(file, "utf8").replace(/[\r\n]/g, "");
+    const { fd, stats } = openRegularFile(file);
+    let encoded: string;
+    try {
+      encoded = readOpened(fd, stats, READ_LIMIT.script).toString("utf8").replace(/[\r\n]/g, "");
+    } finally {
+      closeSync(fd);
+    }
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 !== 0) {
       throw new BatonError(`cannot decode script ${file}: not base64`);
     }
-    writeFileSync(file, Buffer.from(encoded, "base64")); // an existing file keeps its mode
+    writeFileAtomic(file, Buffer.from(encoded, "base64"), stats.mode & 0o7777);
   } catch (error) {
     if (error instanceof BatonError) throw error;
     throw new BatonError(`cannot decode script ${file}: ${describeSystemError(error)}`);

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeSystemError } from "../base/errors.js";
+import { READ_LIMIT, readOptionalText } from "../base/safe-files.js";
 import { COMPRESSED_PREFIX, compress, decompress } from "./compress.js";
 
 // The Kubernetes termination message in Tekton's format: a JSON array of {key, value, type}. The kubelet keeps at
@@ -115,24 +115,21 @@ export function readResults(dir: string, names: readonly string[], what = "resul
   return results;
 }
 
-/** A file's content, or undefined when it does not exist; any other failure is an error naming `what`. */
+/**
+ * A result file's content (a regular file, not a symlink, at most READ_LIMIT.result bytes), or undefined when it
+ * does not exist; any other failure is an error naming `what`.
+ */
 export function readOptionalFile(path: string, what: string): string | undefined {
   try {
-    return readFileSync(path, "utf8");
+    return readOptionalText(path, READ_LIMIT.result);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new Error(`cannot read ${what}: ${describeSystemError(error)}`);
   }
 }
 
-/** "" for a file that does not exist yet. */
+/** The termination message file's content ("" for a file that does not exist yet), at most 4096 bytes. */
 export function readExisting(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
-    throw error;
-  }
+  return readOptionalText(path, READ_LIMIT.terminationMessage) ?? "";
 }
 
 export interface ComposedMessage {

@@ -2,6 +2,7 @@ import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../base/errors.js";
 import { writeFileAtomicOrInPlace } from "../base/atomic-write.js";
 import type { Reason } from "../handoff/post-file.js";
+import { UnsafeFileError } from "../base/safe-files.js";
 import { composeMessage, readExisting, readOptionalFile, readResults, type TerminationReason } from "./termination-message.js";
 
 /** What the termination message needs to know about how the step ended. */
@@ -32,7 +33,11 @@ export function writeTerminationMessage(
   try {
     existing = readExisting(path);
   } catch (error) {
-    throw new Error(`cannot read termination message ${path}: ${describeSystemError(error)}`);
+    if (!(error instanceof UnsafeFileError)) throw new Error(`cannot read termination message ${path}: ${describeSystemError(error)}`);
+    // A symlink, a FIFO, a folder or more than the kubelet keeps: never a message of Tekton's, and renaming the new
+    // one into place replaces it without following or opening it.
+    warn(`${path} is ${describeSystemError(error)}; replaced it`);
+    existing = "";
   }
   // Step results in DIR/results/ (Tekton: results/ of the working folder without a DIR); the step's artifacts in
   // DIR/artifacts/ and the task's, shared by all steps (Tekton reads both whatever its feature flags say). All are

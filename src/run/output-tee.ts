@@ -3,6 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { monotonicMs } from "../base/clock.js";
 import { describeSystemError } from "../base/errors.js";
 import { CopyFinish, QUIET_AFTER_EXIT_MS, STALL_LIMIT_MS } from "./copy-finish.js";
+import { refusalOf } from "../base/safe-files.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
 // to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,
@@ -58,15 +59,21 @@ export function openCaptureFiles(targets: CaptureTargets): Map<string, WriteStre
 /**
  * open(path, "a") never blocks the main thread: a FIFO with no reader would block it for good, the command never
  * starting and no signal handled (even SIGTERM as PID 1). O_NONBLOCK first (a FIFO without a reader: ENXIO, a clear
- * failure); then, for anything but a regular file, opened again without it, as the writes must block, not fail
- * with EAGAIN (a reader is there now, so this open returns at once).
+ * failure), and O_NOFOLLOW (a symlink planted in a shared folder would send the output anywhere: ELOOP); then, for
+ * anything but a regular file (a FIFO, /dev/null), the same file opened again through /proc/self/fd without
+ * O_NONBLOCK, as the writes must block, not fail with EAGAIN (a reader is there now, so this open returns at once).
  */
 function openWithoutBlocking(path: string): number {
-  const { O_WRONLY, O_APPEND, O_CREAT, O_NONBLOCK } = fsConstants;
-  const probe = openSync(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, 0o666);
+  const { O_WRONLY, O_APPEND, O_CREAT, O_NONBLOCK, O_NOFOLLOW, O_NOCTTY } = fsConstants;
+  let probe: number;
+  try {
+    probe = openSync(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY, 0o666);
+  } catch (error) {
+    throw refusalOf(error);
+  }
   if (fstatSync(probe).isFile()) return probe; // O_NONBLOCK means nothing for a regular file
   try {
-    return openSync(path, "a");
+    return openSync(`/proc/self/fd/${probe}`, O_WRONLY | O_APPEND | O_NOCTTY);
   } finally {
     closeSync(probe);
   }

@@ -71,7 +71,7 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
         resolve({ exitCode, signal: null, batonFault: true, spawnError: `cannot start the command ${program}: ${describeSystemError(error)}` });
         return;
       }
-      const why = exitCode === 127 ? "command not found" : "command cannot be executed";
+      const why = exitCode === 127 ? "command not found" : error.code === "E2BIG" ? "the arguments and environment are too long for exec(2)" : "command cannot be executed";
       resolve({ exitCode, signal: null, spawnError: `${why}: ${program} (${error.code})` });
     });
     child.once("exit", (code, signal) => {

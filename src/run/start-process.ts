@@ -51,8 +51,27 @@ const INHERIT = [0, 1, 2].map((fd) => ({ type: "inherit", fd }));
 
 export function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit"): SpawnedProcess {
   const inherited = stdio === "inherit" || (Array.isArray(stdio) && stdio.every((s) => s === "inherit"));
-  if (!inherited || !ProcessWrap) return childProcess().spawn(program, args, { stdio, detached: true });
-  return new InheritedProcess(ProcessWrap, program, args);
+  if (inherited && ProcessWrap) return new InheritedProcess(ProcessWrap, program, args);
+  try {
+    return childProcess().spawn(program, args, { stdio, detached: true });
+  } catch (error) {
+    // child_process throws, instead of emitting 'error', for all but five errnos: E2BIG (a substituted argument over
+    // 128 KiB), ENOMEM, EINVAL. Then it is an 'error' too, reported as any spawn failure (it was an internal error).
+    if (typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
+    return new FailedProcess(error as NodeJS.ErrnoException);
+  }
+}
+
+/** A program that could not be started: 'error' on the next tick, as Node emits it. */
+class FailedProcess extends EventEmitter implements SpawnedProcess {
+  readonly pid = undefined;
+  readonly stdout = null;
+  readonly stderr = null;
+
+  constructor(error: NodeJS.ErrnoException) {
+    super();
+    process.nextTick(() => this.emit("error", error));
+  }
 }
 
 /** A command with inherited stdio, started through process_wrap; events as a ChildProcess gives them. */

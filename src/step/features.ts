@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
+import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
 import { loadTektonChunk } from "../tekton/load.js";
 import type { CommandDecision } from "../tekton/step-features.js";
 
@@ -57,7 +58,7 @@ function usesStepFeatures(options: StepOptions): boolean {
 function isScriptWithReference(command: readonly string[], tektonRoot: string): boolean {
   if (command.length !== 1 || dirname(command[0]!) !== `${tektonRoot}/scripts`) return false;
   try {
-    return readFileSync(command[0]!, "utf8").includes(STEP_REFERENCE);
+    return readTextBounded(command[0]!, READ_LIMIT.script).includes(STEP_REFERENCE);
   } catch {
     return false; // starting it will say what is wrong
   }

@@ -1,4 +1,4 @@
-import { closeSync, openSync } from "node:fs";
+import { closeSync, constants, openSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../base/errors.js";
 import { releaseLivenessLock } from "../handoff/liveness-lock.js";
@@ -22,7 +22,8 @@ let spare: number | undefined;
  */
 export function reserveDescriptor(folder: string): void {
   try {
-    spare ??= openSync(folder, "r");
+    // O_DIRECTORY|O_NONBLOCK: whatever is planted there, this open neither blocks nor opens a device.
+    spare ??= openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
   } catch {
     // Already out of them: nothing to keep.
   }

@@ -1,6 +1,8 @@
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describeSystemError, usageError } from "../base/errors.js";
+import { writeFileAtomic } from "../base/atomic-write.js";
+import { makeFolders, makeOwnFolder, READ_LIMIT, readBounded, readOptionalText, readTextBounded } from "../base/safe-files.js";
 import { goQuote, parseGoUrl, urlHasPath, urlWithUserPassword } from "./go-url.js";
 import type { CredentialFlags } from "../cli/step-options.js";
 
@@ -11,6 +13,10 @@ import type { CredentialFlags } from "../cli/step-options.js";
 // and docker find them. Reading the secrets of the "secret=url" flags happens while the options are checked: a missing
 // file is a usage error (Tekton: exit 2), everything else is best effort with a warning, as in Tekton
 // (pkg/credentials/{dockercreds,gitcreds,writer} in tektoncd/pipeline). Loaded only when credentials are in play.
+// Safer than Tekton (docs/tekton.md#credentials): <root>/creds and $HOME may hold what another step planted, so every
+// file is written as a new 0600 file renamed into place (never through a symlink, never keeping an old file's mode),
+// into folders that are not symlinks, and the copy into $HOME does not follow symlinks; a secret's own files (the
+// kubelet's symlinks into ..data/) are followed, but read only when regular and at most 1 MiB.
 
 export type { CredentialFlags };
 
@@ -74,7 +80,7 @@ export function readCredentials(flags: CredentialFlags, secretsRoot: string): Cr
     const privateKey = readSecretFile("ssh-git", secretsRoot, secret, "ssh-privatekey");
     let knownHosts = "";
     try {
-      knownHosts = readFileSync(join(secretsRoot, secret, "known_hosts"), "utf8");
+      knownHosts = readSecret(join(secretsRoot, secret, "known_hosts"));
     } catch {
       // optional: any read error means "none", as in Tekton
     }
@@ -105,10 +111,15 @@ function readBasic(flag: string, root: string, secret: string): BasicEntry {
   };
 }
 
+/** A file of a mounted Secret: the kubelet's symlink followed, but only a regular file, at most 1 MiB. */
+function readSecret(path: string): string {
+  return readTextBounded(path, READ_LIMIT.secret, { followSymlink: true });
+}
+
 function readSecretFile(flag: string, root: string, secret: string, key: string): string {
   const path = join(root, secret, key);
   try {
-    return readFileSync(path, "utf8");
+    return readSecret(path);
   } catch (error) {
     throw usageError(`-${flag}: cannot read ${path}: ${describeSystemError(error)}`);
   }
@@ -127,7 +138,7 @@ export function writeCredentials(credentials: Credentials, credsDir: string, sec
     }],
   ];
   try {
-    mkdirSync(credsDir, { recursive: true }); // Tekton mounts an emptyDir there; elsewhere it may not exist yet
+    makeFolders(credsDir); // Tekton mounts an emptyDir there; elsewhere it may not exist yet
   } catch (error) {
     warn(`cannot write the credentials: ${describeError(error)}`);
     return;
@@ -180,8 +191,8 @@ function writeDockerConfig(credentials: Credentials, credsDir: string, secretsRo
     });
   }
   if (auths.size === 0) return;
-  mkdirSync(join(credsDir, ".docker"), { recursive: true });
-  writeFileSync(join(credsDir, ".docker/config.json"), dockerConfigJson(auths), { mode: 0o600 });
+  makeOwnFolder(join(credsDir, ".docker"), 0o700);
+  writeSecret(join(credsDir, ".docker/config.json"), dockerConfigJson(auths));
 }
 
 /** Go's json.Marshal of {"auths": map}: keys sorted, fields in struct order, empty ones omitted except auth. */
@@ -209,13 +220,24 @@ export function goJson(value: string): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** A new 0600 file renamed into place: a symlink planted at `path` is replaced, an old file's mode not kept. */
+function writeSecret(path: string, content: string | Buffer): void {
+  writeFileAtomic(path, content, 0o600);
+}
+
 function readJsonObject(file: string): Record<string, unknown> {
-  const text = readFileSync(file, "utf8");
+  let text: string;
+  try {
+    text = readSecret(file);
+  } catch (error) {
+    throw new Error(`cannot read ${file}: ${describeError(error)}`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${file}: ${(error as Error).message}`);
+  } catch {
+    // Not JSON.parse's message: it quotes the start of the text, which is a secret.
+    throw new Error(`${file}: not valid JSON`);
   }
   if (parsed === null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) throw new Error(`${file}: not a JSON object`);
@@ -252,7 +274,7 @@ function writeBasicGit(entries: ReadonlyMap<string, BasicEntry>, credsDir: strin
     const name = username.replaceAll("\\", "\\\\");
     config += `[credential ${goQuote(url)}]\n\tusername = ${name}\n${urlHasPath(url) ? "\tuseHttpPath = true\n" : ""}`;
   }
-  writeFileSync(join(credsDir, ".gitconfig"), config, { mode: 0o600 });
+  writeSecret(join(credsDir, ".gitconfig"), config);
   // Host-wide credentials first, as fallbacks; repository-specific ones after (a stable sort).
   const urls = [...entries.keys()];
   const ordered = [...urls.filter((u) => !urlHasPath(u)), ...urls.filter((u) => urlHasPath(u))];
@@ -260,7 +282,7 @@ function writeBasicGit(entries: ReadonlyMap<string, BasicEntry>, credsDir: strin
     const { username, password } = entries.get(url)!;
     return urlWithUserPassword(url, username, password);
   });
-  writeFileSync(join(credsDir, ".git-credentials"), `${lines.join("\n")}\n`, { mode: 0o600 });
+  writeSecret(join(credsDir, ".git-credentials"), `${lines.join("\n")}\n`);
 }
 
 // ---- git over ssh: .ssh/{config,known_hosts,id_<secret>} and insteadOf in .gitconfig ----------------------------
@@ -268,7 +290,7 @@ function writeBasicGit(entries: ReadonlyMap<string, BasicEntry>, credsDir: strin
 function writeSsh(entries: ReadonlyMap<string, SshEntry[]>, credsDir: string): void {
   if (entries.size === 0) return;
   const sshDir = join(credsDir, ".ssh");
-  mkdirSync(sshDir, { recursive: true });
+  makeOwnFolder(sshDir, 0o700);
   const urls = [...entries.keys()];
   const ordered = [...urls.filter((u) => parseSshUrl(u).path === ""), ...urls.filter((u) => parseSshUrl(u).path !== "")];
   let config = "";
@@ -288,14 +310,18 @@ function writeSsh(entries: ReadonlyMap<string, SshEntry[]>, credsDir: string): v
     config += `Host ${alias}\n    HostName ${host}\n    Port ${port}\n`;
     for (const entry of entries.get(url)!) {
       const identity = join(sshDir, `id_${entry.secret}`);
-      writeFileSync(identity, entry.privateKey, { mode: 0o600 });
+      writeSecret(identity, entry.privateKey);
       config += `    IdentityFile ${identity}\n`;
       if (entry.knownHosts !== "") knownHosts.push(entry.knownHosts);
     }
   }
-  writeFileSync(join(sshDir, "config"), config, { mode: 0o600 });
-  if (knownHosts.length > 0) writeFileSync(join(sshDir, "known_hosts"), knownHosts.join("\n"), { mode: 0o600 });
-  if (insteadOf !== "") writeFileSync(join(credsDir, ".gitconfig"), insteadOf, { mode: 0o600, flag: "a" });
+  writeSecret(join(sshDir, "config"), config);
+  if (knownHosts.length > 0) writeSecret(join(sshDir, "known_hosts"), knownHosts.join("\n"));
+  if (insteadOf !== "") {
+    // Tekton appends to .gitconfig; here the whole file is written anew (what is there, then the insteadOf lines).
+    const gitconfig = join(credsDir, ".gitconfig");
+    writeSecret(gitconfig, (readOptionalText(gitconfig, READ_LIMIT.secret) ?? "") + insteadOf);
+  }
 }
 
 /** "host[:port][/repo/path]": the port from Go's net.SplitHostPort, 22 without one. */
@@ -341,7 +367,8 @@ export function hasCredentialFiles(credsDir: string): boolean {
 
 /**
  * Copies .docker, .gitconfig, .git-credentials and .ssh from `credsDir` into `home`, recursively: folders 0700, files
- * 0600 (on creation). A failure is warned about per path and skipped, as in Tekton's CopyCredsToHome.
+ * 0600, new files renamed into place. A failure is warned about per path and skipped, as in Tekton's
+ * CopyCredsToHome; unlike Tekton, a symlink (in the source or the destination) is not followed but refused.
  */
 export function copyCredentialsToHome(credsDir: string, home: string | undefined, warn: (m: string) => void): void {
   try {
@@ -371,15 +398,10 @@ function copyTree(source: string, destination: string): void {
     throw error;
   }
   if (info.isDirectory()) {
-    mkdirSync(destination, { recursive: true, mode: 0o700 });
+    makeOwnFolder(destination, 0o700);
     for (const name of readdirSync(source)) copyTree(join(source, name), join(destination, name));
     return;
   }
-  const bytes = readFileSync(source); // follows a symlink, as Go's os.Open does
-  const fd = openSync(destination, "w+", 0o600);
-  try {
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
-  } finally {
-    closeSync(fd);
-  }
+  // Tekton's os.Open follows a symlink here: one planted in <root>/creds would copy any file the step can read.
+  writeSecret(destination, readBounded(source, READ_LIMIT.secret));
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
 import { waitForFile } from "../handoff/wait-for-file.js";
 
 // Tekton's debug breakpoints (TaskRun spec.debug, alpha), with the same files, so that the scripts the controller
@@ -42,11 +42,14 @@ export async function waitForBreakpointExit(postFile: string, wait: DebugWait): 
   return breakpointExitCode(`${postFile}.breakpointexit`);
 }
 
-/** Go's strconv.Atoi of the file with one trailing newline removed; 0 when missing or not an integer. */
+/**
+ * Go's strconv.Atoi of the file with one trailing newline removed; 0 when missing or not an integer, and (safer than
+ * Tekton) when it is not a regular file or over 4096 bytes, which no integer is.
+ */
 export function breakpointExitCode(file: string): number {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readTextBounded(file, READ_LIMIT.exitCode);
   } catch {
     return 0;
   }

@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describeSystemError } from "../base/errors.js";
+import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
 import { goJson } from "./credentials.js";
 
 // Tekton's runtime substitution, done by its entrypoint just before the command starts, of what the controller could
@@ -86,7 +87,7 @@ export class StepResults {
     let value = this.cache.get(path);
     if (value === undefined) {
       try {
-        value = decodeResult(readFileSync(path, "utf8"));
+        value = decodeResult(readTextBounded(path, READ_LIMIT.result));
       } catch (error) {
         throw new SubstitutionError(`${text}: cannot read ${path}: ${describeSystemError(error)}`);
       }
@@ -188,7 +189,7 @@ export class StepArtifacts {
     const path = join(this.stepsDir, `step-${step}`, "artifacts", "provenance.json");
     let parsed: unknown;
     try {
-      parsed = JSON.parse(readFileSync(path, "utf8"));
+      parsed = JSON.parse(readTextBounded(path, READ_LIMIT.result));
     } catch (error) {
       const why = error instanceof SyntaxError ? `not JSON: ${error.message}` : describeSystemError(error);
       throw new SubstitutionError(`${text}: cannot read ${path}: ${why}`);
@@ -226,7 +227,7 @@ export function substituteCommand(command: readonly string[], env: NodeJS.Proces
   if (newCommand.length === 1 && dirname(newCommand[0]!) === scriptsDir) {
     let script: string;
     try {
-      script = readFileSync(newCommand[0]!, "utf8");
+      script = readTextBounded(newCommand[0]!, READ_LIMIT.script);
     } catch (error) {
       throw new SubstitutionError(`cannot read the script ${newCommand[0]}: ${describeSystemError(error)}`);
     }

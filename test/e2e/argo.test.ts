@@ -47,15 +47,16 @@ test("the recipe's executor image: baton's argoexec at /bin/argoexec, its folder
   assert.match(files.stdout, /\nbaton \d+\.\d+\.\d+\n$/);
 });
 
-test("Argo's pod for a container set a -> b -> c, a -> main: b fails, c does not run, main's result, parameter and artifact reach the wait container", { timeout: 240_000 }, async () => {
+test("Argo's pod for a container set a -> b -> c, a -> main, and a sidecar: b fails, c does not run, main's result, parameter and artifact reach the wait container, the sidecar stops itself", { timeout: 240_000 }, async () => {
   const manifest = parse(readFileSync(MANIFEST, "utf8")) as Manifest;
   const pod = new PlayedPod(podman, manifest);
   try {
     await pod.play();
     const results = await pod.finish();
     const codes = Object.fromEntries([...results.values()].map((c) => [c.name, c.exitCode]));
-    // c's dependency failed: Argo's emissary puts the dependency's code in c's exitcode file and exits 64.
-    assert.deepEqual(codes, { init: 0, wait: 0, a: 0, b: 3, c: 64, main: 0 }, describe(results));
+    // c's dependency failed: Argo's emissary puts the dependency's code in c's exitcode file and exits 64. The sidecar
+    // was stopped by its own emissary once a, b, c and main had their exitcode: SIGTERM to `sleep`.
+    assert.deepEqual(codes, { init: 0, wait: 0, a: 0, b: 3, c: 64, main: 0, web: 143 }, describe(results));
 
     const argo = await pod.volume("var-run-argo");
     // The init container: Argo's init copied the argoexec it found on PATH (baton's) and wrote the template; baton's
@@ -69,9 +70,9 @@ test("Argo's pod for a container set a -> b -> c, a -> main: b fails, c does not
     assert.equal(sha256(join(argo, "baton/argo/argoexec")), sha256(join(import.meta.dirname, "argo/argoexec")));
 
     // The files the emissary leaves, as Argo's does (c's holds its failed dependency's code).
-    const exitcodes = Object.fromEntries(["a", "b", "c", "main"].map((n) => [n, readFileSync(join(argo, "ctr", n, "exitcode"), "utf8")]));
-    assert.deepEqual(exitcodes, { a: "0", b: "3", c: "3", main: "0" });
-    for (const n of ["a", "b", "c", "main"]) assert.equal(mode(join(argo, "ctr", n)), "777", `ctr/${n}`);
+    const exitcodes = Object.fromEntries(["a", "b", "c", "main", "web"].map((n) => [n, readFileSync(join(argo, "ctr", n, "exitcode"), "utf8")]));
+    assert.deepEqual(exitcodes, { a: "0", b: "3", c: "3", main: "0", web: "143" });
+    for (const n of ["a", "b", "c", "main", "web"]) assert.equal(mode(join(argo, "ctr", n)), "777", `ctr/${n}`);
     assert.equal(readFileSync(join(argo, "ctr/main/stdout"), "utf8"), "the result\n");
     assert.equal(readFileSync(join(argo, "ctr/a/stdout"), "utf8"), "from a\n");
     assert.match(readFileSync(join(argo, "ctr/b/combined"), "utf8"), /b fails/);
@@ -96,7 +97,7 @@ test("Argo's pod for a container set a -> b -> c, a -> main: b fails, c does not
     ], describe(results));
 
     // The order: b and main started after a had ended and its exitcode was complete; c never ran.
-    const order = readFileSync(join(await pod.volume("workspace"), "order"), "utf8").trim().split("\n");
+    const order = readFileSync(join(await pod.volume("workspace"), "order"), "utf8").trim().split("\n").filter((l) => l !== "web start");
     assert.equal(order[0], "a start");
     assert.equal(order[1], "a end");
     assert.deepEqual(order.slice(2).sort(), ["b start, a exitcode 0", "main start, a exitcode 0"], order.join("\n"));

@@ -41,8 +41,8 @@ test("a dependency whose baton is killed (SIGKILL, no exitcode): the dependent e
   assert.equal((await pod.start("a", ["true"]).exited).code, 0);
   await fileAppears(join(work, "b.pid"));
   b.child.kill("SIGKILL");
+  process.kill(Number(readFileSync(join(work, "b.pid"), "utf8")), "SIGKILL"); // it holds b's stdout: b.exited waits for it
   await b.exited;
-  process.kill(Number(readFileSync(join(work, "b.pid"), "utf8")), "SIGKILL");
   const rc = await c.exited;
   assert.equal(rc.code, 64);
   assert.equal(pod.read("b", "exitcode"), undefined, "b's baton died without writing one");
@@ -56,7 +56,7 @@ test("a container waiting on a dependency: SIGTERM ends the wait (143, exitcode 
     const pod = argoPod();
     pod.template(SET);
     const b = pod.start("b", ["true"]);
-    await fileAppears(join(pod.dir("b"), "exitcode.lock"));
+    await fileAppears(join(pod.dir("b"), "exitcode.baton-live"));
     if (how === "signal") {
       await handlersInstalled(await b.hostPid());
       b.child.kill("SIGTERM");
@@ -92,10 +92,10 @@ test("a sidecar stops when the main container's baton died without an exitcode (
   const side = pod.start("side", ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.05; done"]);
   const main = pod.start("main", ["sh", "-c", `echo $$ > ${work}/main.pid; exec sleep 30`]);
   await fileAppears(join(work, "main.pid"));
-  await fileAppears(join(pod.dir("main"), "exitcode.lock"));
+  await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
   main.child.kill("SIGKILL");
-  await main.exited;
   process.kill(Number(readFileSync(join(work, "main.pid"), "utf8")), "SIGKILL");
+  await main.exited;
   assert.equal((await side.exited).code, 0);
 });
 
@@ -104,7 +104,7 @@ test("ARGO_DEBUG_PAUSE_BEFORE and _AFTER: the command waits for ctr/NAME/before,
   const work = tempDir();
   pod.template({});
   const run = pod.start("main", ["sh", "-c", `touch ${work}/ran`], { ARGO_DEBUG_PAUSE_BEFORE: "true", ARGO_DEBUG_PAUSE_AFTER: "true" });
-  await fileAppears(join(pod.dir("main"), "exitcode.lock"));
+  await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
   await new Promise((r) => setTimeout(r, 300));
   assert.ok(!existsSync(join(work, "ran")), "paused before the command");
   writeFileSync(join(pod.dir("main"), "before"), "");
@@ -126,7 +126,7 @@ test("retryStrategy: the pause between attempts is `duration`; a signal during i
   assert.ok(Date.now() - started >= 600, "two pauses of 300 ms");
   pod.template({ containerSet: { containers: [{ name: "main" }], retryStrategy: { retries: 5, duration: "1h" } } });
   const long = pod.start("main", ["sh", "-c", `echo y >> ${work}/long; exit 2`]);
-  await waitFor(() => (readOr(join(work, "long"), "") === "y\n" && existsSync(join(pod.dir("main"), "exitcode.lock")) ? true : undefined), "the first attempt");
+  await waitFor(() => (readOr(join(work, "long"), "") === "y\n" && existsSync(join(pod.dir("main"), "exitcode.baton-live")) ? true : undefined), "the first attempt");
   await handlersInstalled(await long.hostPid());
   await new Promise((r) => setTimeout(r, 200));
   long.child.kill("SIGTERM");

@@ -50,7 +50,7 @@ test("a template that is a FIFO or a symlink is refused, not read: exit 64, no h
     }
     const run = await pod.start("main", ["true"]).exited;
     assert.equal(run.code, 64, kind);
-    assert.match(run.stderr, /failed to read template: .*(a FIFO|a symlink), not a regular file/);
+    assert.match(run.stderr, /failed to read template: .*template is (a FIFO, not a regular file|a symbolic link, which baton does not follow)/);
   }
 });
 
@@ -68,13 +68,13 @@ test("a symlink or a FIFO at the signal file is removed unread; a real signal af
     const run = pod.start("main", ["sh", "-c", `touch ${work}/started; while :; do sleep 0.05; done`]);
     await fileAppears(join(work, "started"));
     // Removed once seen (the first look happens before the command starts).
-    await fileAppears(join(pod.dir("main"), "exitcode.lock"));
+    await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
     assert.throws(() => lstatSync(signal), /ENOENT/, `${kind} removed`);
     assert.equal(readFileSync(victim, "utf8"), "15", "the link's target is untouched");
     writeSignal(pod, "main", 9);
     const ended = await run.exited;
     assert.equal(ended.code, 137, `${kind}: ${ended.stderr}`);
-    assert.match(ended.stderr, /signal is a (symlink|FIFO), not a regular file: removed it/);
+    assert.match(ended.stderr, /signal is (a symbolic link, which baton does not follow in shared folders|a FIFO, not a regular file): removed it/);
   }
 });
 
@@ -130,7 +130,7 @@ test("ARGO_CONTAINER_ARGS_FILE: its args are appended; one over 131072 bytes goe
 test("an args file that is too large, or not a JSON array of strings: exit 64, the command does not run", async () => {
   const work = tempDir();
   for (const [content, message] of [
-    [Buffer.alloc(5 * 1024 * 1024, 0x20), /is larger than 4194304 bytes/],
+    [Buffer.alloc(5 * 1024 * 1024, 0x20), /args\.json is larger than 4194304 bytes/],
     ['{"a": 1}', /not a JSON array of strings/],
     ["[1]", /not a JSON array of strings/],
   ] as const) {
@@ -177,4 +177,16 @@ test("an error's message goes to /dev/termination-log where the kubelet made one
   const outside = await pod.start("main", ["no-such-program-here"]).exited;
   assert.equal(outside.code, 64);
   assert.equal(existsSync("/dev/termination-log"), hadOne, "no /dev/termination-log made outside a pod");
+});
+
+test("ctr/NAME that is a symlink: exit 64, and no exitcode is written through it", async () => {
+  const pod = argoPod();
+  const elsewhere = tempDir();
+  pod.template({});
+  mkdirSync(join(pod.root, "ctr"));
+  symlinkSync(elsewhere, pod.dir("main"));
+  const run = await pod.start("main", ["true"]).exited;
+  assert.equal(run.code, 64);
+  assert.match(run.stderr, /failed to create ctr directory: .* is not a directory/);
+  assert.ok(!existsSync(join(elsewhere, "exitcode")));
 });

@@ -56,7 +56,7 @@ test("finding 5: a post file name of 251 bytes (POST.err is 255) is handed on; 2
   const tooLong = join(dir, "q".repeat(252));
   const exit = await runBaton(["--post-file", tooLong, "--", "sh", "-c", `touch ${dir}/ran`]);
   assert.equal(exit.code, 2);
-  assert.match(exit.stderr, /^baton: post file name q+ is too long: with \.err it must fit 255 bytes\n$/);
+  assert.match(exit.stderr, /^baton: post file name q+ is too long: q+\.err must fit 255 bytes\n$/);
   assert.equal(existsSync(join(dir, "ran")), false);
   assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(".")), [], "no temporary file left");
 });

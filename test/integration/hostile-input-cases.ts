@@ -4,9 +4,10 @@
 // (the standalone build).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import {
-  IS_ROOT, cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, runBaton, startBaton, tempDir, type Exit, type StartOptions,
+  IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, handlersInstalled, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor,
+  type Exit, type StartOptions,
 } from "./helpers.js";
 
 /** A Tekton pod's folders, and the flags every step of it gets. */
@@ -163,5 +164,35 @@ export function hostileInputCases(build: string, baton: readonly string[]): void
     assert.equal(exit.code, 2, exit.stderr);
     assert.match(exit.stderr, /^baton: unknown option --toString /m);
     assert.equal(existsSync(`${ready}.err`), true);
+  });
+
+  test(`${build}: a ready probe whose host did not resolve (DNS not answering) is ready as soon as the DNS answers`, { skip: skipRoot }, async (t) => {
+    const dir = tempDir();
+    const log = join(dir, "dns.log");
+    // Kubernetes' resolv.conf, with a long timeout: a lookup that gets no answer holds a thread for 30 s per name.
+    writeFileSync(join(dir, "resolv.conf"), "nameserver 127.0.0.1\nsearch ns.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5 timeout:30 attempts:1\n");
+    const setUp = [
+      "ip link set lo up",
+      `mount --bind ${dir}/resolv.conf /etc/resolv.conf`,
+      `${process.execPath} ${import.meta.dirname}/fake-dns.mjs ${dir}/dns-ready ${dir}/dns-listening ${log} </dev/null >/dev/null 2>&1 &`,
+      `while [ ! -e ${dir}/dns-listening ]; do sleep 0.02; done`,
+      'exec "$@"',
+    ].join("\n");
+    // In a PID namespace of its own (baton its PID 1), so that the DNS server ends with it.
+    // The sidecar is the service itself: it listens at once; only its name does not resolve yet.
+    const server = `require("node:net").createServer((s) => s.end()).listen(8080, "127.0.0.1")`;
+    const argv = ["sidecar", "--stop-file", join(dir, "stop"), "--ready-probe", "tcp:service.test:8080", "--ready-file", join(dir, "ready"), "--", process.execPath, "-e", server];
+    const sidecar = startBaton(argv, { baton: words, prefix: ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", setUp, "sh"] });
+    t.after(() => sidecar.child.kill("SIGKILL"));
+    // Probes have gone unanswered for a while: 4 queries dropped, each lookup now holding a thread for 30 s.
+    await waitFor(() => (readOr(log, "").split("\n").filter((l) => l.startsWith("drop")).length >= 4 ? true : undefined), "4 dropped queries");
+    writeFileSync(join(dir, "dns-ready"), "");
+    // The DNS answers now: the probe must see it within a few attempts, not after the 30 s of the lookups before.
+    await fileAppears(join(dir, "ready"), 15_000);
+    assert.match(readFileSync(log, "utf8"), /^answer service\.test\.ns\.svc\.cluster\.local 1$/m);
+    writeFileSync(join(dir, "stop"), "");
+    const exit = await sidecar.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assertOneLine(exit.stderr);
   });
 }

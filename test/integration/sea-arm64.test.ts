@@ -177,3 +177,28 @@ test("arm64: baton init DEST copies the whole folder, and the copy runs", { skip
   assert.equal(step.code, 0, step.stderr);
   assert.equal(step.stdout, "from the copy\n");
 });
+
+test("arm64: emissary (the Argo chunk) as PID 1: main's artifact and exit code, and its dependent failing after it", { skip }, async (t) => {
+  const root = arm64Root(t);
+  const argo = join(root, "tmp/argo"); // the pod's /var/run/argo
+  mkdirSync(argo);
+  writeFileSync(join(argo, "template"), JSON.stringify({
+    containerSet: { containers: [{ name: "main" }, { name: "after", dependencies: ["main"] }] },
+    outputs: { artifacts: [{ path: "/tmp/out" }] },
+  }));
+  const container = (name: string, script: string) => {
+    const env = cleanEnv({ PATH: "/bin", BATON_ARGO_ROOT: "/tmp/argo", ARGO_CONTAINER_NAME: name, ARGO_INCLUDE_SCRIPT_OUTPUT: "true" });
+    const baton = startBaton(["emissary", "--loglevel", "info", "--", "/bin/busybox", "sh", "-c", script], inRoot(root, { env }));
+    t.after(() => baton.child.kill("SIGKILL"));
+    return baton;
+  };
+  const after = container("after", "echo never");
+  const main = container("main", "/bin/busybox mkdir /tmp/out; echo art > /tmp/out/f; echo result; exit 3");
+  const [rm, ra] = await Promise.all([main.exited, after.exited]);
+  assert.equal(rm.code, 3, rm.stderr);
+  assert.equal(ra.code, 64, ra.stderr);
+  assert.deepEqual(["main", "after"].map((n) => readOr(join(argo, "ctr", n, "exitcode"), "")), ["3", "3"]);
+  assert.equal(readOr(join(argo, "ctr/main/stdout"), ""), "result\n");
+  assert.equal(readOr(join(argo, "ctr/after/stdout"), "none"), "none", "after's command never ran");
+  assert.equal(execFileSync("tar", ["-xzOf", join(argo, "outputs/artifacts/tmp/out.tgz"), "out/f"], { encoding: "utf8" }), "art\n");
+});

@@ -4,7 +4,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   BATON, IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
@@ -203,4 +203,35 @@ test("output capture runs its copy loop on the standalone build's Node 24: 8 MiB
   assert.ok(exit.stderr === err, `console stderr: ${exit.stderr.length} bytes, expected ${err.length}`);
   assert.ok(readFileSync(join(dir, "out.log"), "utf8") === out, "out.log differs");
   assert.ok(readFileSync(join(dir, "err.log"), "utf8") === err, "err.log differs");
+});
+
+test("emissary (the Argo chunk) in a busybox-only root, each container as PID 1: a container set, its outputs, a signal file", { skip }, async (t) => {
+  const root = busyboxRoot();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const argo = join(root, "tmp/argo"); // the pod's /var/run/argo, /tmp/argo inside the root
+  mkdirSync(argo);
+  writeFileSync(join(argo, "template"), JSON.stringify({
+    containerSet: { containers: [{ name: "main" }, { name: "after", dependencies: ["main"] }, { name: "last", dependencies: ["after"] }] },
+    outputs: { parameters: [{ valueFrom: { path: "/tmp/p" } }], artifacts: [{ path: "/tmp/out" }] },
+  }));
+  const container = (name: string, script: string) => {
+    const env = cleanEnv({ PATH: "/bin", BATON_ARGO_ROOT: "/tmp/argo", ARGO_CONTAINER_NAME: name, ARGO_INCLUDE_SCRIPT_OUTPUT: "true" });
+    const words = ["emissary", "--loglevel", "info", "--log-format", "text", "--gloglevel", "0", "--", "/bin/busybox", "sh", "-c", script];
+    const baton = startBaton(words, { pid1: true, root, baton: ["/baton/baton"], env });
+    t.after(() => baton.child.kill("SIGKILL"));
+    return baton;
+  };
+  const last = container("last", "echo never");
+  const after = container("after", "echo > /tmp/after-ready; while :; do /bin/busybox sleep 0.05; done");
+  const main = container("main", "/bin/busybox mkdir /tmp/out; echo art > /tmp/out/f; echo -n v > /tmp/p; echo result");
+  assert.equal((await main.exited).code, 0);
+  await waitFor(() => (existsSync(join(root, "tmp/after-ready")) ? true : undefined), "the dependent container to start");
+  writeFileSync(join(argo, "ctr/after/signal"), "15"); // as the wait container does at the deadline
+  const [ra, rl] = await Promise.all([after.exited, last.exited]);
+  assert.equal(ra.code, 143, ra.stderr);
+  assert.equal(rl.code, 64, rl.stderr);
+  assert.deepEqual(["main", "after", "last"].map((n) => readOr(join(argo, "ctr", n, "exitcode"), "")), ["0", "143", "143"]);
+  assert.equal(readOr(join(argo, "ctr/main/stdout"), ""), "result\n");
+  assert.equal(readOr(join(argo, "outputs/parameters/tmp/p"), ""), "v");
+  assert.equal(execFileSync("tar", ["-xzOf", join(argo, "outputs/artifacts/tmp/out.tgz"), "out/f"], { encoding: "utf8" }), "art\n");
 });
