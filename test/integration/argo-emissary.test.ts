@@ -222,3 +222,16 @@ test("a plain step does not carry the emissary's code: it is in the Argo chunk, 
   for (const word of ["argo_arg_", "PaxHeaders", "debug-pause-before"]) assert.ok(!code.includes(word), `${word} is in the bundle's code`);
   assert.match(bundle, /\n@baton-chunk baton-argo\.cjs [0-9a-f]{64}\n/);
 });
+
+test("a template that archives its logs captures stdout and combined without ARGO_INCLUDE_SCRIPT_OUTPUT; neither: nothing is captured", async () => {
+  const pod = argoPod();
+  pod.template({ archiveLocation: { archiveLogs: true } });
+  assert.equal((await pod.start("main", ["sh", "-c", "echo out; echo err >&2"]).exited).code, 0);
+  assert.equal(pod.read("main", "stdout"), "out\n");
+  assert.match(pod.read("main", "combined")!, /^(out\nerr\n|err\nout\n)$/);
+  const plain = argoPod();
+  plain.template({});
+  assert.equal((await plain.start("main", ["echo", "out"]).exited).stdout, "out\n");
+  assert.equal(plain.read("main", "stdout"), undefined);
+  assert.equal(plain.read("main", "combined"), undefined);
+});
