@@ -196,3 +196,31 @@ export function hostileInputCases(build: string, baton: readonly string[]): void
     assertOneLine(exit.stderr);
   });
 }
+
+/** Hex of what `sh` was started with: its argv and environment from /proc, as the kernel holds them. */
+const SHOW_BYTES = 'od -An -tx1 /proc/$$/cmdline | tr -d " \\n"; echo; od -An -tx1 /proc/$$/environ | tr -d " \\n"';
+
+export function exactBytesCases(build: string, baton: readonly string[]): void {
+  test(`${build}: argv and environment that are not UTF-8 reach the command byte for byte`, async () => {
+    // The bytes are made by printf, since Node's spawn (this test's) takes strings: N\xffA=v\xfex (a name that is not
+    // UTF-8), V=a\xffb, and the command's last argument x\xff\xfey.
+    const raw = 'exec env "$(printf "N\\377A=v\\376x")" V="$(printf "a\\377b")" "$@" "$(printf "x\\377\\376y")"';
+    const exit = await runBaton(["--", "sh", "-c", SHOW_BYTES, "sh"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    const [argv, environ] = exit.stdout.trim().split("\n");
+    const hex = (text: string) => Buffer.from(text, "latin1").toString("hex");
+    assert.ok(argv!.endsWith(`00${hex("sh")}00${hex("x\xff\xfey")}00`), `argv: ${argv}`);
+    assert.ok(environ!.includes(`00${hex("N\xffA=v\xfex")}00`) || environ!.startsWith(hex("N\xffA=v\xfex")), `environ: ${environ}`);
+    assert.ok(environ!.includes(`00${hex("V=a\xffb")}00`) || environ!.startsWith(hex("V=a\xffb")), `environ: ${environ}`);
+    assertOneLine(exit.stderr);
+  });
+
+  test(`${build}: a captured command gets such bytes decoded, and baton says so in one line; the capture works`, async () => {
+    const dir = tempDir();
+    const raw = 'exec "$@" "$(printf "x\\377y")"';
+    const exit = await runBaton(["--stdout-path", join(dir, "out"), "--", "printf", "%s"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(readFileSync(join(dir, "out"), "utf8"), "x\ufffdy");
+    assert.match(exit.stderr, /^baton: baton's argv or environment is not UTF-8, and a captured command gets them as decoded text$/m);
+  });
+}
