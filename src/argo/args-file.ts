@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, writeFileSync } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
-import { readRegularFile } from "./safe-read.js";
+import { readBounded } from "../base/safe-files.js";
+import { whyNot } from "./file-error.js";
 
 // ARGO_CONTAINER_ARGS_FILE: the controller moves a container's args to its ConfigMap when their JSON is over
 // 128 KiB (workflowpod.go); the emissary appends them to the arguments it was given (emissary.go). Then any argument
@@ -16,9 +17,9 @@ export const ARGS_FILE_LIMIT = 4 * 1024 * 1024;
 export function appendArgsFile(args: string[], file: string, offloadFolder = "/tmp"): string[] {
   let data: Buffer;
   try {
-    data = readRegularFile(file, ARGS_FILE_LIMIT, { follow: true }); // a ConfigMap's files are symlinks into ..data/
+    data = readBounded(file, ARGS_FILE_LIMIT, { followSymlink: true }); // a ConfigMap's files are symlinks into ..data/
   } catch (error) {
-    throw new BatonError(`failed to read container args file ${file}: ${error instanceof Error && !("code" in error) ? error.message : describeSystemError(error)}`);
+    throw new BatonError(`failed to read container args file: ${whyNot(file, error)}`);
   }
   let parsed: unknown;
   try {

@@ -1,6 +1,6 @@
 import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
 import { describeSystemError } from "../base/errors.js";
-import { kindOf } from "./safe-read.js";
+import { refusalOf, typeName } from "../base/safe-files.js";
 
 // ctr/NAME/stdout and ctr/NAME/combined, opened as Argo opens them (O_APPEND, 0666: a retry appends to the output of
 // the attempts before it), but in a shared folder: never through a symlink, never a FIFO or a device.
@@ -11,12 +11,12 @@ export function openCaptureFile(path: string): WriteStream {
   try {
     fd = openSync(path, flags, 0o666);
   } catch (error) {
-    throw new Error(`failed to open ${path}: ${describeSystemError(error)}`);
+    throw new Error(`failed to open ${path}: ${describeSystemError(refusalOf(error))}`);
   }
   const stats = fstatSync(fd);
   if (!stats.isFile()) {
     closeSync(fd);
-    throw new Error(`failed to open ${path}: it is ${kindOf(stats)}, not a regular file`);
+    throw new Error(`failed to open ${path}: it is ${typeName(stats)}, not a regular file`);
   }
   return createWriteStream(path, { fd, flags: "a" });
 }

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, type WriteStream } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
+import { readBounded } from "../base/safe-files.js";
 import { holdLivenessLock } from "../handoff/liveness-lock.js";
 import { isTrackedChild } from "../run/children.js";
 import { teeOutput } from "../run/output-tee.js";
@@ -10,10 +11,10 @@ import { appendArgsFile } from "./args-file.js";
 import { openCaptureFile } from "./capture-files.js";
 import { EXIT_EMISSARY_FAILURE, parseEmissaryArgs } from "./emissary-options.js";
 import { waitForExitCode, writeExitCode } from "./exitcode-file.js";
+import { whyNot } from "./file-error.js";
 import { lookPath } from "./look-path.js";
 import { saveOutputs } from "./outputs.js";
 import { argoRoot, CONFIG_MOUNT, containerDir, isSafeName, TERMINATION_LOG } from "./paths.js";
-import { readRegularFile } from "./safe-read.js";
 import { watchSignalFile } from "./signal-file.js";
 import { SignalRouter, StoppedBy, type SignalHub } from "./signal-router.js";
 import { mainContainerNames, parseTemplate, type Template } from "./template.js";
@@ -118,9 +119,9 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
   const file = `${root}/template`;
   let text: string;
   try {
-    text = readRegularFile(file, TEMPLATE_LIMIT).toString("utf8");
+    text = readBounded(file, TEMPLATE_LIMIT).toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${messageOf(error)}`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new BatonError(`failed to read template: ${whyNot(file, error)}`);
     const value = env.ARGO_TEMPLATE;
     if (value === undefined) throw new BatonError(`failed to read template: neither ${file} nor ARGO_TEMPLATE is available`);
     text = value === "offloaded" ? readOffloadedTemplate() : value;
@@ -132,9 +133,9 @@ function readTemplate(root: string, env: NodeJS.ProcessEnv): Template {
 function readOffloadedTemplate(): string {
   const file = `${CONFIG_MOUNT}/ARGO_TEMPLATE`;
   try {
-    return readRegularFile(file, TEMPLATE_LIMIT, { follow: true }).toString("utf8");
+    return readBounded(file, TEMPLATE_LIMIT, { followSymlink: true }).toString("utf8");
   } catch (error) {
-    throw new BatonError(`failed to read template: ${messageOf(error)}`);
+    throw new BatonError(`failed to read template: ${whyNot(file, error)}`);
   }
 }
 

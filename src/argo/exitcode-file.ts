@@ -3,7 +3,8 @@ import { describeSystemError } from "../base/errors.js";
 import { holderDied, LIVENESS_POLL_MS } from "../handoff/liveness-lock.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { watchFolderOf } from "../handoff/watch-folder.js";
-import { NotRegularFile, readRegularFile } from "./safe-read.js";
+import { readBounded } from "../base/safe-files.js";
+import { whyNot } from "./file-error.js";
 
 // ctr/NAME/exitcode: the decimal exit code, no newline, mode 0644, as Argo writes it; but atomically (temp + rename),
 // so a reader never sees it empty or half written. Beside it, exitcode.baton-live: this baton's liveness lock
@@ -28,12 +29,11 @@ export function parseGoInt(text: string): number | undefined {
 export function readExitCode(path: string): number | undefined {
   let text: string;
   try {
-    text = readRegularFile(path, 64).toString("utf8");
+    text = readBounded(path, 64).toString("utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    if (error instanceof NotRegularFile || code !== undefined) throw new Error(`cannot read ${path}: ${error instanceof NotRegularFile ? error.message : describeSystemError(error)}`);
-    return undefined; // longer than any exit code: not a number yet
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EFBIG") return undefined; // longer: not a number, as Argo sees it
+    throw new Error(`cannot read ${whyNot(path, error)}`);
   }
   return parseGoInt(text);
 }

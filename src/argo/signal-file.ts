@@ -2,7 +2,7 @@ import { rmSync, unlinkSync } from "node:fs";
 import { every } from "../base/clock.js";
 import { watchFolderOf } from "../handoff/watch-folder.js";
 import { parseGoInt } from "./exitcode-file.js";
-import { NotRegularFile, readRegularFile } from "./safe-read.js";
+import { readBounded, UnsafeFileError } from "../base/safe-files.js";
 
 // ctr/NAME/signal: how Argo's wait container (and a sidecar's own emissary) signals a container without pods/exec
 // (cmd/argoexec/commands/signal.go startFileSignalHandler). Whenever the file appears or changes: read a decimal
@@ -22,12 +22,12 @@ export function watchSignalFile(path: string, deliver: (signal: number) => void,
     if (closed) return;
     let text: string;
     try {
-      text = readRegularFile(path, 64).toString("utf8");
+      text = readBounded(path, 64).toString("utf8");
     } catch (error) {
-      if (error instanceof NotRegularFile) {
+      if (error instanceof UnsafeFileError && error.code !== "EFBIG") {
         try {
           rmSync(path, { force: true });
-          warn(`${error.message}: removed it`);
+          warn(`${path} is ${error.message}: removed it`);
         } catch {
           // a folder: it cannot block anyone, and nobody can write a signal there
         }

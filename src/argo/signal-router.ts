@@ -18,6 +18,9 @@ export class StoppedBy {
   }
 }
 
+/** Signals kept for a command that has not started: a flood (SIGWINCH, SIGURG) must not grow without bound. */
+const MAX_PENDING = 32;
+
 export class SignalRouter {
   /** The command while it runs. */
   private command: RunningCommand | undefined;
@@ -43,7 +46,7 @@ export class SignalRouter {
       this.command.signal(signal as NodeJS.Signals); // a number is as good to kill(2)
       return;
     }
-    this.pending.push(signal);
+    if (this.pending.length < MAX_PENDING) this.pending.push(signal);
     if (terminating) for (const wait of this.waits) wait.abort(this.stopped);
   }
 

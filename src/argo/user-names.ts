@@ -1,4 +1,4 @@
-import { readRegularFile } from "./safe-read.js";
+import { readBounded } from "../base/safe-files.js";
 
 // tar.FileInfoHeader fills a header's user and group names the way Go's os/user does without cgo (argoexec is built
 // without): the first entry of /etc/passwd (/etc/group) with that id, "" when there is none or no file.
@@ -17,7 +17,7 @@ function lookup(file: string, idField: number, minFields: number, id: number): s
   let name = "";
   let text = "";
   try {
-    text = readRegularFile(file, FILE_LIMIT, { follow: true }).toString("utf8");
+    text = readBounded(file, FILE_LIMIT, { followSymlink: true }).toString("utf8");
   } catch {
     // no such file: no name
   }

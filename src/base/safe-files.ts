@@ -36,7 +36,11 @@ export const READ_LIMIT = {
   exitCode: 4096,
 } as const;
 
-/** A refusal of a path baton did not write: its message says why, its code is the closest errno. */
+/**
+ * A refusal of a path baton did not write. Its message says what the path is, as a phrase that follows "PATH is"
+ * ("a FIFO, not a regular file", "larger than N bytes, ..."); its code is the closest errno (ELOOP, EISDIR, EINVAL for
+ * another type, EFBIG for the size).
+ */
 export class UnsafeFileError extends Error {
   constructor(message: string, readonly code: string) {
     super(message);

@@ -1,7 +1,9 @@
 import { request } from "node:http";
-import { connect } from "node:net";
+import type { LookupAddress } from "node:dns";
+import { connect, isIP, type LookupFunction, type Socket } from "node:net";
 import { BatonError, usageError } from "../base/errors.js";
 import { startCommand } from "../run/run-command.js";
+import { findAddress } from "./find-address.js";
 import { statOrUndefined } from "../base/files.js";
 
 // Ready probes: is the sidecar serving yet? Polled until the first success, each attempt bounded by its own timeout,
@@ -76,16 +78,22 @@ export async function pollUntilReady(probe: Probe, signal: AbortSignal): Promise
 export function probeOnce(probe: Probe, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
   switch (probe.kind) {
     case "tcp":
-      return attempt(timeoutMs, signal, (succeed, fail) => {
-        const socket = connect({ host: probe.host, port: probe.port });
-        socket.once("connect", () => succeed());
-        socket.once("error", () => fail());
-        return () => socket.destroy();
+      return attempt(timeoutMs, signal, (succeed, fail, ended) => {
+        let socket: Socket | undefined;
+        // The host's address first, found without queueing behind lookups that get no answer (find-address.ts).
+        void findAddress(probe.host, timeoutMs, ended).then((address) => {
+          if (ended.aborted) return;
+          if (address === undefined) return fail();
+          socket = connect({ host: address, port: probe.port });
+          socket.once("connect", () => succeed());
+          socket.once("error", () => fail());
+        });
+        return () => socket?.destroy();
       });
     case "http":
-      return attempt(timeoutMs, signal, (succeed, fail) => {
+      return attempt(timeoutMs, signal, (succeed, fail, ended) => {
         // agent: false: no keep-alive socket is left behind to hold baton's event loop open.
-        const req = request(probe.url, { method: "GET", agent: false }, (res) => {
+        const req = request(probe.url, { method: "GET", agent: false, lookup: lookupWithin(timeoutMs, ended) }, (res) => {
           res.resume();
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) succeed();
@@ -122,27 +130,44 @@ export function probeOnce(probe: Probe, timeoutMs: number, signal: AbortSignal):
   }
 }
 
-/** Runs one attempt with a timeout; `start` returns how to clean up (called once, whatever the outcome). */
+/** http.request's `lookup`: find-address.ts, as net.connect calls it. */
+function lookupWithin(timeoutMs: number, ended: AbortSignal): LookupFunction {
+  return (host, options, callback) => {
+    void findAddress(host, timeoutMs, ended).then((address) => {
+      if (address === undefined) return callback(Object.assign(new Error(`no address for ${host}`), { code: "ENOTFOUND" }), "", 0);
+      const family = isIP(address);
+      if (options.all) (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, [{ address, family }]);
+      else callback(null, address, family);
+    });
+  };
+}
+
+/**
+ * Runs one attempt with a timeout; `start` returns how to clean up (called once, whatever the outcome), and gets a
+ * signal that aborts when the attempt ends.
+ */
 function attempt(
   timeoutMs: number,
   signal: AbortSignal,
-  start: (succeed: () => void, fail: () => void) => () => void,
+  start: (succeed: () => void, fail: () => void, ended: AbortSignal) => () => void,
 ): Promise<boolean> {
   return new Promise((resolve) => {
     let settled = false;
     let cleanUp = () => {};
+    const ended = new AbortController();
     const finish = (ok: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
+      ended.abort();
       cleanUp();
       resolve(ok);
     };
     const onAbort = () => finish(false);
     const timer = setTimeout(() => finish(false), timeoutMs);
     signal.addEventListener("abort", onAbort);
-    const stop = start(() => finish(true), () => finish(false));
+    const stop = start(() => finish(true), () => finish(false), ended.signal);
     if (settled) stop();
     else cleanUp = stop;
   });

@@ -2,7 +2,7 @@
 // by the exitcode files in the shared folder. Also the sidecar that stops itself, and the debug pause markers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { fileAppears, handlersInstalled, join, readOr, tempDir, waitFor } from "./helpers.js";
 import { argoPod, writeSignal } from "./argo-helpers.js";
 
@@ -133,4 +133,29 @@ test("retryStrategy: the pause between attempts is `duration`; a signal during i
   const ended = await long.exited;
   assert.equal(ended.code, 2, "the last attempt's code");
   assert.equal(readFileSync(join(work, "long"), "utf8"), "y\n");
+});
+
+test("exitcode is never seen empty: a reader woken by each event in ctr/NAME/ always reads a whole code (Argo #11490)", async () => {
+  const pod = argoPod();
+  pod.template({});
+  mkdirSync(pod.dir("main"), { recursive: true });
+  const seen: string[] = [];
+  const watcher = watch(pod.dir("main"), () => {
+    try {
+      seen.push(readFileSync(join(pod.dir("main"), "exitcode"), "utf8"));
+    } catch {
+      // not there yet
+    }
+  });
+  try {
+    for (let i = 0; i < 10; i++) {
+      rmSync(join(pod.dir("main"), "exitcode"), { force: true });
+      assert.equal((await pod.start("main", ["sh", "-c", "exit 3"]).exited).code, 3);
+      await new Promise((r) => setTimeout(r, 20)); // the last events
+    }
+  } finally {
+    watcher.close();
+  }
+  assert.ok(seen.length >= 10, `read ${seen.length} times`);
+  assert.deepEqual([...new Set(seen)], ["3"]);
 });

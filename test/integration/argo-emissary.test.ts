@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { IS_ROOT, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
+import { BATON, IS_ROOT, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
 import { argoPod, writeSignal } from "./argo-helpers.js";
 
 const capture = { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" };
@@ -180,4 +180,58 @@ test("as PID 1: a signal is forwarded to the command's group, and orphans the co
   const run = await baton.exited;
   assert.equal(run.code, 42, run.stderr);
   assert.equal(pod.read("main", "exitcode"), "42");
+});
+
+test("kill 15 1 run inside the container (as the controller does over pods/exec) stops the command through PID 1", { skip: !IS_ROOT && "needs root for a PID namespace" }, async () => {
+  const pod = argoPod();
+  pod.template({});
+  const work = tempDir();
+  const baton = pod.start("main", ["sh", "-c", `trap 'exit 7' TERM; touch ${work}/ready; while :; do sleep 0.05; done`], {}, { pid1: true });
+  const pid = await baton.hostPid();
+  await handlersInstalled(pid);
+  await fileAppears(join(work, "ready"));
+  const kill = execFileSync("nsenter", ["--target", String(pid), "--pid", "--", process.execPath, BATON, "kill", "15", "1"], { encoding: "utf8" });
+  assert.equal(kill, "killing 1 with terminated\n");
+  const run = await baton.exited;
+  assert.equal(run.code, 7, run.stderr);
+  assert.equal(pod.read("main", "exitcode"), "7");
+});
+
+test("retries below 1 still run the command once (Argo runs nothing and reports 0); a signal ends a debug pause with 64", async () => {
+  const pod = argoPod();
+  const work = tempDir();
+  pod.template({ containerSet: { containers: [{ name: "main" }], retryStrategy: { retries: 0 } } });
+  const once = await pod.start("main", ["sh", "-c", `echo x >> ${work}/ran; exit 4`]).exited;
+  assert.equal(once.code, 4);
+  assert.equal(readFileSync(join(work, "ran"), "utf8"), "x\n");
+  pod.template({});
+  const paused = pod.start("main", ["touch", join(work, "paused-ran")], { ARGO_DEBUG_PAUSE_BEFORE: "true" });
+  await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
+  await handlersInstalled(await paused.hostPid());
+  paused.child.kill("SIGTERM");
+  const ended = await paused.exited;
+  assert.equal(ended.code, 64);
+  assert.match(ended.stderr, /failed waiting for debug-pause-before marker: stopped by signal SIGTERM/);
+  assert.equal(pod.read("main", "exitcode"), "64");
+  assert.ok(!existsSync(join(work, "paused-ran")));
+});
+
+test("a plain step does not carry the emissary's code: it is in the Argo chunk, a payload the step never parses", () => {
+  const bundle = readFileSync(BATON, "latin1");
+  const code = bundle.slice(0, bundle.indexOf("/*baton-chunks\n"));
+  for (const word of ["argo_arg_", "PaxHeaders", "debug-pause-before"]) assert.ok(!code.includes(word), `${word} is in the bundle's code`);
+  assert.match(bundle, /\n@baton-chunk baton-argo\.cjs [0-9a-f]{64}\n/);
+});
+
+test("a template that archives its logs captures stdout and combined without ARGO_INCLUDE_SCRIPT_OUTPUT; neither: nothing is captured", async () => {
+  const pod = argoPod();
+  pod.template({ archiveLocation: { archiveLogs: true } });
+  assert.equal((await pod.start("main", ["sh", "-c", "echo out; echo err >&2"]).exited).code, 0);
+  assert.equal(pod.read("main", "stdout"), "out\n");
+  assert.match(pod.read("main", "combined")!, /^(out\nerr\n|err\nout\n)$/);
+  const plain = argoPod();
+  plain.template({});
+  assert.equal((await plain.start("main", ["echo", "out"]).exited).stdout, "out\n");
+  assert.equal(plain.read("main", "stdout"), undefined);
+  assert.equal(plain.read("main", "combined"), undefined);
 });

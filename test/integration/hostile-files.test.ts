@@ -94,6 +94,57 @@ for (const [build, label] of BUILDS) {
     }
   });
 
+  test(`${label}: a FIFO or a symlink in /tekton/creds (copied into $HOME by every step) is not opened: one line, the step runs`, async () => {
+    const { dir, root, home, post, run } = pod(build);
+    mkdirSync(join(root, "creds/.ssh"), { recursive: true });
+    mkfifo(join(root, "creds/.gitconfig"));
+    writeFileSync(join(dir, "key"), "ANOTHER-STEPS-KEY");
+    symlinkSync(join(dir, "key"), join(root, "creds/.ssh/id_rsa"));
+    const exit = await run([], ["touch", join(dir, "ran")]);
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.match(exit.stderr, /^baton: cannot copy the credential \.gitconfig .*: a FIFO, not a regular file/m);
+    assert.match(exit.stderr, /^baton: cannot copy the credential \.ssh .*: a symbolic link, which baton does not follow/m);
+    assert.equal(existsSync(join(home, ".ssh/id_rsa")), false);
+    assert.equal(existsSync(join(dir, "ran")), true);
+    assert.equal(existsSync(post), true);
+  });
+
+  test(`${label}: a FIFO at POST.breakpointexit ends the onFailure breakpoint with exit 0 instead of blocking`, async () => {
+    const { post, run } = pod(build);
+    mkfifo(`${post}.breakpointexit`);
+    const exit = await run(["-breakpoint_on_failure"], ["false"]);
+    assert.equal(exit.code, 0, exit.stderr);
+  });
+
+  test(`${label}: a symlink at --termination-path: its target is neither merged into the message nor written`, async () => {
+    const { dir, termination, run } = pod(build);
+    const other = JSON.stringify([{ key: "token", value: "ANOTHER-STEPS-RESULT", type: 1 }]);
+    writeFileSync(join(dir, "victim"), other);
+    symlinkSync(join(dir, "victim"), termination);
+    const exit = await run([], ["true"]);
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.match(exit.stderr, /termination is a symbolic link, which baton does not follow .*; replaced it/);
+    assert.equal(readFileSync(join(dir, "victim"), "utf8"), other);
+    assert.equal(lstatSync(termination).isFile(), true);
+    assert.doesNotMatch(readFileSync(termination, "utf8"), /ANOTHER-STEPS-RESULT/);
+  });
+
+  test(`${label}: --stdout-path and --events that are symlinks are not followed: nothing is appended to their targets`, async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "victim"), "VICTIM");
+    symlinkSync(join(dir, "victim"), join(dir, "out"));
+    symlinkSync(join(dir, "victim"), join(dir, "events"));
+    const options = { env: cleanEnv({ BATON_EVENTS: join(dir, "events") }), ...(build ? { baton: [...build] } : {}) };
+    const events = await runWithin(["--post-file", join(dir, "p1"), "--", "true"], options);
+    assert.equal(events.code, 0, events.stderr);
+    assert.equal(existsSync(join(dir, "p1")), true);
+    const out = await runWithin(["--post-file", join(dir, "p2"), "--stdout-path", join(dir, "out"), "--", "echo", "hi"], options);
+    assert.equal(out.code, 1, out.stderr);
+    assert.match(out.stderr, /^baton: cannot open .*\/out for the command's output: a symbolic link, which baton does not follow/m);
+    assert.equal(existsSync(join(dir, "p2.err")), true);
+    assert.equal(readFileSync(join(dir, "victim"), "utf8"), "VICTIM");
+  });
+
   test(`${label}: a result that is a symlink to /dev/zero, or over 1 MiB: refused at once with one line, never read whole`, async () => {
     // Under a 3 GB address-space limit: the code before read /dev/zero until it died (16 GB without one).
     const limited = { prefix: ["prlimit", "--as=3000000000", "--"] };

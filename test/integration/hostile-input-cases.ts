@@ -4,9 +4,10 @@
 // (the standalone build).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import {
-  IS_ROOT, cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, runBaton, startBaton, tempDir, type Exit, type StartOptions,
+  IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, handlersInstalled, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor,
+  type Exit, type StartOptions,
 } from "./helpers.js";
 
 /** A Tekton pod's folders, and the flags every step of it gets. */
@@ -163,5 +164,63 @@ export function hostileInputCases(build: string, baton: readonly string[]): void
     assert.equal(exit.code, 2, exit.stderr);
     assert.match(exit.stderr, /^baton: unknown option --toString /m);
     assert.equal(existsSync(`${ready}.err`), true);
+  });
+
+  test(`${build}: a ready probe whose host did not resolve (DNS not answering) is ready as soon as the DNS answers`, { skip: skipRoot }, async (t) => {
+    const dir = tempDir();
+    const log = join(dir, "dns.log");
+    // Kubernetes' resolv.conf, with a long timeout: a lookup that gets no answer holds a thread for 30 s per name.
+    writeFileSync(join(dir, "resolv.conf"), "nameserver 127.0.0.1\nsearch ns.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5 timeout:30 attempts:1\n");
+    const setUp = [
+      "ip link set lo up",
+      `mount --bind ${dir}/resolv.conf /etc/resolv.conf`,
+      `${process.execPath} ${import.meta.dirname}/fake-dns.mjs ${dir}/dns-ready ${dir}/dns-listening ${log} </dev/null >/dev/null 2>&1 &`,
+      `while [ ! -e ${dir}/dns-listening ]; do sleep 0.02; done`,
+      'exec "$@"',
+    ].join("\n");
+    // In a PID namespace of its own (baton its PID 1), so that the DNS server ends with it.
+    // The sidecar is the service itself: it listens at once; only its name does not resolve yet.
+    const server = `require("node:net").createServer((s) => s.end()).listen(8080, "127.0.0.1")`;
+    const argv = ["sidecar", "--stop-file", join(dir, "stop"), "--ready-probe", "tcp:service.test:8080", "--ready-file", join(dir, "ready"), "--", process.execPath, "-e", server];
+    const sidecar = startBaton(argv, { baton: words, prefix: ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", setUp, "sh"] });
+    t.after(() => sidecar.child.kill("SIGKILL"));
+    // Probes have gone unanswered for a while: 4 queries dropped, each lookup now holding a thread for 30 s.
+    await waitFor(() => (readOr(log, "").split("\n").filter((l) => l.startsWith("drop")).length >= 4 ? true : undefined), "4 dropped queries");
+    writeFileSync(join(dir, "dns-ready"), "");
+    // The DNS answers now: the probe must see it within a few attempts, not after the 30 s of the lookups before.
+    await fileAppears(join(dir, "ready"), 15_000);
+    assert.match(readFileSync(log, "utf8"), /^answer service\.test\.ns\.svc\.cluster\.local 1$/m);
+    writeFileSync(join(dir, "stop"), "");
+    const exit = await sidecar.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assertOneLine(exit.stderr);
+  });
+}
+
+/** Hex of what `sh` was started with: its argv and environment from /proc, as the kernel holds them. */
+const SHOW_BYTES = 'od -An -tx1 /proc/$$/cmdline | tr -d " \\n"; echo; od -An -tx1 /proc/$$/environ | tr -d " \\n"';
+
+export function exactBytesCases(build: string, baton: readonly string[]): void {
+  test(`${build}: argv and environment that are not UTF-8 reach the command byte for byte`, async () => {
+    // The bytes are made by printf, since Node's spawn (this test's) takes strings: N\xffA=v\xfex (a name that is not
+    // UTF-8), V=a\xffb, and the command's last argument x\xff\xfey.
+    const raw = 'exec env "$(printf "N\\377A=v\\376x")" V="$(printf "a\\377b")" "$@" "$(printf "x\\377\\376y")"';
+    const exit = await runBaton(["--", "sh", "-c", SHOW_BYTES, "sh"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    const [argv, environ] = exit.stdout.trim().split("\n");
+    const hex = (text: string) => Buffer.from(text, "latin1").toString("hex");
+    assert.ok(argv!.endsWith(`00${hex("sh")}00${hex("x\xff\xfey")}00`), `argv: ${argv}`);
+    assert.ok(environ!.includes(`00${hex("N\xffA=v\xfex")}00`) || environ!.startsWith(hex("N\xffA=v\xfex")), `environ: ${environ}`);
+    assert.ok(environ!.includes(`00${hex("V=a\xffb")}00`) || environ!.startsWith(hex("V=a\xffb")), `environ: ${environ}`);
+    assertOneLine(exit.stderr);
+  });
+
+  test(`${build}: a captured command gets such bytes decoded, and baton says so in one line; the capture works`, async () => {
+    const dir = tempDir();
+    const raw = 'exec "$@" "$(printf "x\\377y")"';
+    const exit = await runBaton(["--stdout-path", join(dir, "out"), "--", "printf", "%s"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(readFileSync(join(dir, "out"), "utf8"), "x\ufffdy");
+    assert.match(exit.stderr, /^baton: baton's argv or environment is not UTF-8, and a captured command gets them as decoded text$/m);
   });
 }

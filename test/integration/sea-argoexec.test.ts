@@ -178,7 +178,7 @@ test("emissary when baton cannot run and ctr/NAME is another container's symlink
   assert.ok(!existsSync(join(root, "exitcode")));
 });
 
-test("with baton's real folder: the pod's copy runs `emissary` (the command, its exitcode file) and `kill` (the signal reaches PID)", async (t) => {
+test("with baton's real folder: the pod's copy runs `emissary` (the command, its exitcode file; Argo's own under it for a resource template) and `kill` (the signal reaches PID)", async (t) => {
   const { bin, root, env } = layout(t, { baton: "folder" });
   const init = await run(join(bin, "argoexec"), ["init"], env);
   assert.equal(init.code, 0, init.stderr);
@@ -192,10 +192,45 @@ test("with baton's real folder: the pod's copy runs `emissary` (the command, its
   assert.equal(emissary.stdout, "from the command\n");
   assert.equal(readFileSync(join(root, "ctr/step/exitcode"), "utf8"), "7");
 
+  // A resource template's main container, in the executor image: `emissary -- argoexec resource ...`; the emissary finds
+  // this argoexec on PATH, which hands `resource` to Argo's own.
+  const resource = await run(join(root, "argoexec"), ["emissary", "--", "argoexec", "resource", "create"], { ...env, ARGO_CONTAINER_NAME: "main" });
+  assert.equal(resource.code, 0, resource.stderr);
+  assert.match(resource.stdout, /^argo pid=\d+ args=resource create /);
+
   const sleeper = execFile("sleep", ["60"]);
   const ended = new Promise<NodeJS.Signals | null>((done) => sleeper.on("exit", (_code, signal) => done(signal)));
   const kill = await run(join(root, "argoexec"), ["kill", "15", String(sleeper.pid)], env);
   assert.equal(kill.code, 0, kill.stderr);
   assert.equal(kill.stdout, `killing ${sleeper.pid} with terminated\n`);
   assert.equal(await ended, "SIGTERM");
+});
+
+test("as users other than root: init as 8737 (Argo's nonroot executor image), emissary as 65534 (a step's image)", { skip: !IS_ROOT && "needs root to change users" }, async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  // What the kubelet gives: an emptyDir writable by everyone; the image's files owned by root, readable by all.
+  chmodSync(join(root, ".."), 0o755);
+  chmodSync(root, 0o777);
+  const as = (uid: number, args: string[], extra: NodeJS.ProcessEnv = {}) =>
+    run("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...args], { ...env, ...extra });
+  const init = await as(8737, [join(bin, "argoexec"), "init"]);
+  assert.equal(init.code, 0, init.stderr);
+  assert.equal(statSync(join(root, "baton")).uid, 8737);
+  copyFileSync(join(bin, "argoexec"), join(root, "argoexec"));
+  writeFileSync(join(root, "template"), JSON.stringify({ name: "main", container: { image: "x" } }));
+  const emissary = await as(65534, [join(root, "argoexec"), "emissary", "--", "sh", "-c", "id -u"], { ARGO_CONTAINER_NAME: "main" });
+  assert.equal(emissary.code, 0, emissary.stderr);
+  assert.equal(emissary.stdout, "65534\n");
+  assert.equal(readFileSync(join(root, "ctr/main/exitcode"), "utf8"), "0");
+});
+
+test("init on a full volume: exit 64, one line naming the file, no /var/run/argo/baton, Argo's init not run", { skip }, async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  // A 4 MiB tmpfs as /var/run/argo, in a mount namespace of its own: the 111 MB folder does not fit.
+  const script = 'mount -t tmpfs -o size=4m tmpfs "$1" || exit 99; shift; "$@"; code=$?; ls -A "$BATON_ARGO_ROOT"; exit $code';
+  const init = await run("unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", root, join(bin, "argoexec"), "init"], env);
+  assert.equal(init.code, 64, init.stderr);
+  assert.match(init.stderr, /^baton: argoexec: cannot copy \S+ to .*: No space left on device\n$/);
+  assert.doesNotMatch(init.stdout, /^baton$/m, "no ROOT/baton: a container never finds half a folder");
+  assert.doesNotMatch(init.stdout, /^argo /m, "Argo's init did not run");
 });

@@ -4,7 +4,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   BATON, IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
@@ -234,4 +234,23 @@ test("emissary (the Argo chunk) in a busybox-only root, each container as PID 1:
   assert.equal(readOr(join(argo, "ctr/main/stdout"), ""), "result\n");
   assert.equal(readOr(join(argo, "outputs/parameters/tmp/p"), ""), "v");
   assert.equal(execFileSync("tar", ["-xzOf", join(argo, "outputs/artifacts/tmp/out.tgz"), "out/f"], { encoding: "utf8" }), "art\n");
+});
+
+test("emissary with the controller's ConfigMap offload: ARGO_TEMPLATE=offloaded and the args file, read through ..data symlinks", { skip }, async (t) => {
+  const root = busyboxRoot();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  // /argo/config as the kubelet lays out a ConfigMap: each key a symlink into ..data, itself a symlink to a folder.
+  const config = join(root, "argo/config");
+  mkdirSync(join(config, "..2026_12_01"), { recursive: true });
+  writeFileSync(join(config, "..2026_12_01/ARGO_TEMPLATE"), JSON.stringify({ outputs: { parameters: [{ valueFrom: { path: "/tmp/p" } }] } }));
+  writeFileSync(join(config, "..2026_12_01/ARGO_CONTAINER_ARGS_FILE"), JSON.stringify(["from-the-configmap"]));
+  symlinkSync("..2026_12_01", join(config, "..data"));
+  for (const key of ["ARGO_TEMPLATE", "ARGO_CONTAINER_ARGS_FILE"]) symlinkSync(`..data/${key}`, join(config, key));
+  const env = cleanEnv({
+    PATH: "/bin", BATON_ARGO_ROOT: "/tmp/argo", ARGO_CONTAINER_NAME: "main",
+    ARGO_TEMPLATE: "offloaded", ARGO_CONTAINER_ARGS_FILE: "/argo/config/ARGO_CONTAINER_ARGS_FILE",
+  });
+  const run = await runBaton(["emissary", "--", "/bin/busybox", "sh", "-c", 'echo -n "$1" > /tmp/p', "sh"], { pid1: true, root, baton: ["/baton/baton"], env });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(readOr(join(root, "tmp/argo/outputs/parameters/tmp/p"), ""), "from-the-configmap");
 });

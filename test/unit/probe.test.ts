@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer as createHttpServer, type ServerResponse } from "node:http";
 import { createServer as createTcpServer, type Server } from "node:net";
+import { readResolvConf, searchNames } from "../../src/sidecar/find-address.js";
 import { parseProbe, probeOnce } from "../../src/sidecar/probe.js";
 import { postStopUrl } from "../../src/sidecar/stop-url.js";
 
@@ -66,4 +67,14 @@ test("stop URL: a server that never answers is given up on at the deadline", asy
     for (const res of hanging) res.destroy();
     server.close();
   }
+});
+
+test("the names a lookup tries are glibc's: the search list first below ndots dots, the name as it is first from there", () => {
+  const conf = readResolvConf("nameserver 10.0.0.10\nsearch ns.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5 timeout:2\n");
+  assert.deepEqual(conf, { search: ["ns.svc.cluster.local", "svc.cluster.local", "cluster.local"], ndots: 5 });
+  assert.deepEqual(searchNames("db", conf), ["db.ns.svc.cluster.local", "db.svc.cluster.local", "db.cluster.local", "db"]);
+  assert.deepEqual(searchNames("a.b.c.d.e.f", conf).slice(0, 2), ["a.b.c.d.e.f", "a.b.c.d.e.f.ns.svc.cluster.local"]);
+  assert.deepEqual(searchNames("db.example.", conf), ["db.example."]);
+  assert.deepEqual(readResolvConf(""), { search: [], ndots: 1 });
+  assert.deepEqual(searchNames("db.example", readResolvConf("domain corp\n")), ["db.example", "db.example.corp"]);
 });
