@@ -223,3 +223,14 @@ test("as users other than root: init as 8737 (Argo's nonroot executor image), em
   assert.equal(emissary.stdout, "65534\n");
   assert.equal(readFileSync(join(root, "ctr/main/exitcode"), "utf8"), "0");
 });
+
+test("init on a full volume: exit 64, one line naming the file, no /var/run/argo/baton, Argo's init not run", { skip }, async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  // A 4 MiB tmpfs as /var/run/argo, in a mount namespace of its own: the 111 MB folder does not fit.
+  const script = 'mount -t tmpfs -o size=4m tmpfs "$1" || exit 99; shift; "$@"; code=$?; ls -A "$BATON_ARGO_ROOT"; exit $code';
+  const init = await run("unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", root, join(bin, "argoexec"), "init"], env);
+  assert.equal(init.code, 64, init.stderr);
+  assert.match(init.stderr, /^baton: argoexec: cannot copy \S+ to .*: No space left on device\n$/);
+  assert.doesNotMatch(init.stdout, /^baton$/m, "no ROOT/baton: a container never finds half a folder");
+  assert.doesNotMatch(init.stdout, /^argo /m, "Argo's init did not run");
+});
