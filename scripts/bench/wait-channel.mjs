@@ -18,16 +18,16 @@ const WAITER = {
   flock: `
     const fs = require("fs"); const m = { exports: {} }; process.dlopen(m, ADDON);
     const fd = fs.openSync(DIR + "/live", "r");
-    m.exports.waitUnlocked(fd, () => setImmediate(() => { console.log(process.hrtime.bigint()); process.exit(0); }));
+    m.exports.waitUnlocked(fd, () => setImmediate(() => { console.log(String(process.hrtime.bigint())); process.exit(0); }));
     console.log("ready");`,
   socket: `
     const c = require("net").connect(DIR + "/sock");
     c.on("connect", () => console.log("ready"));
-    c.on("close", () => { console.log(process.hrtime.bigint()); process.exit(0); });
+    c.on("close", () => { console.log(String(process.hrtime.bigint())); process.exit(0); });
     c.on("error", () => {});`,
   inotify: `
     const fs = require("fs");
-    fs.watch(DIR, () => { if (fs.existsSync(DIR + "/post")) { console.log(process.hrtime.bigint()); process.exit(0); } });
+    fs.watch(DIR, () => { if (fs.existsSync(DIR + "/post")) { console.log(String(process.hrtime.bigint())); process.exit(0); } });
     console.log("ready");`,
 };
 const WRITER = {
@@ -59,8 +59,9 @@ function run(code, dir) {
     buffer += d;
     for (let i; (i = buffer.indexOf("\n")) >= 0; buffer = buffer.slice(i + 1)) {
       lines.push(buffer.slice(0, i));
-      for (const w of waiting) w();
+      const woken = waiting;
       waiting = [];
+      for (const w of woken) w();
     }
   });
   const line = (predicate) =>
