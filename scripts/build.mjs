@@ -6,12 +6,14 @@
 //   baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
 //   baton-argo.cjs    `baton emissary` and `baton kill` (src/argo/chunk.ts), run only in Argo Workflows' pods
+//   baton-stack.cjs   an internal error's stack mapped to src/ with BATON_DEBUG=1 (src/process/source-stack.ts)
 // Each is a mark line `@baton-chunk NAME SHA256` and the chunk compressed with brotli, in base64 on one line (base64
 // has no `*/`, so the comment cannot end early). Compressed, the payload is ~90 KB instead of ~300 KB: V8 keeps the
 // whole file's text in memory, in every step.
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
 
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -26,6 +28,10 @@ const common = {
   // BATON_BUNDLED: src/process/chunks.ts loads chunks instead of importing the sources (which esbuild then leaves out).
   define: { BATON_VERSION: JSON.stringify(version), BATON_BUNDLED: "true" },
   metafile: true,
+  // External maps (dist/NAME.map, without the sources' text): read only by BATON_DEBUG=1 (src/process/source-stack.ts), never
+  // named in the code (no sourceMappingURL), so that nothing else looks for them.
+  sourcemap: "external",
+  sourcesContent: false,
   logLevel: "warning",
   write: false,
 };
@@ -34,15 +40,46 @@ const CHUNKS = [
   ["baton-cel.cjs", "src/tekton/cel-entry.ts"],
   ["baton-init.cjs", "src/init/install.ts"],
   ["baton-argo.cjs", "src/argo/chunk.ts"],
+  ["baton-stack.cjs", "src/process/source-stack.ts"],
 ];
 /** The line that opens the payload's comment; scripts/sea.mjs cuts the bundle there (it searches for this line). */
 const PAYLOAD_START = "/*baton-chunks\n";
+/** A chunk's import of a module the bundle has (src/process/chunks.ts answers it with the bundle's own instance). */
+const HOST_PREFIX = "baton-host:";
 
-const result = await build({ ...common, entryPoints: ["src/main.ts"], outfile: "dist/baton.cjs", banner: { js: "#!/usr/bin/env node" } });
-let payload = PAYLOAD_START;
+// A chunk shares the bundle's modules instead of carrying copies (a copy's BatonError would not be the bundle's, a
+// copy's state not the bundle's). First the bundle, to learn which modules it holds; then each chunk, its imports of
+// those left out as `require("baton-host:src/...")`; then the bundle again, with src/process/host-modules.ts holding
+// each of those modules by its path, where src/process/chunks.ts finds them when it loads a chunk.
+const mainOptions = { ...common, entryPoints: ["src/main.ts"], outfile: "dist/baton.cjs", banner: { js: "#!/usr/bin/env node" } };
+const first = await build({ ...mainOptions, plugins: [chunkBoundary(new Set(), new Map()), hostModules(new Map())] });
+const inBundle = new Set(sources(first));
+/** Each module of the bundle that a chunk imports -> the names imported from it. */
+const shared = new Map();
+const chunks = [];
 for (const [name, entry] of CHUNKS) {
-  const { outputFiles } = await build({ ...common, entryPoints: [entry], outfile: `dist/${name}` });
-  const source = outputFiles[0].contents;
+  const imports = new Map();
+  const plugins = [chunkBoundary(inBundle, imports)];
+  const { outputFiles } = await build({ ...common, entryPoints: [entry], outfile: `dist/${name}`, plugins });
+  chunks.push([name, output(outputFiles, name), output(outputFiles, `${name}.map`)]);
+  // The names it imports from each of those modules, read from the same chunk built as ESM, so that the bundle keeps
+  // only what chunks use.
+  const esm = await build({ ...common, format: "esm", sourcemap: false, minify: false, entryPoints: [entry], outfile: `dist/${name}.mjs`, plugins });
+  for (const [, names, path] of esm.outputFiles[0].text.matchAll(/^import \{([^}]*)\} from "baton-host:([^"]+)";$/gm)) {
+    for (const imported of names.split(",").map((item) => item.trim().split(/\s+as\s+/)[0]).filter(Boolean)) imports.get(path).add(imported);
+  }
+  // The CEL chunk runs in a worker thread (src/tekton/cel-worker.ts), where the bundle's modules are not.
+  if (name === "baton-cel.cjs" && imports.size > 0) throw new Error(`build.mjs: ${name} imports ${[...imports.keys()].join(", ")}`);
+  for (const [path, names] of imports) shared.set(path, new Set([...(shared.get(path) ?? []), ...names]));
+}
+const unnamed = [...shared].filter(([, names]) => names.size === 0).map(([path]) => path);
+if (unnamed.length > 0) throw new Error(`build.mjs: a chunk imports ${unnamed.join(", ")} other than by names`);
+const result = await build({ ...mainOptions, plugins: [chunkBoundary(new Set(), new Map()), hostModules(shared)] });
+const added = sources(result).filter((path) => !inBundle.has(path));
+if (added.length > 0) throw new Error(`build.mjs: the bundle grew by ${added.join(", ")} when it gave its modules to the chunks`);
+
+let payload = PAYLOAD_START;
+for (const [name, source] of chunks) {
   const digest = createHash("sha256").update(source).digest("hex");
   const compressed = brotliCompressSync(source, {
     params: {
@@ -57,18 +94,85 @@ for (const [name, entry] of CHUNKS) {
 // V8 keeps the bundle's text for the life of every step (functions compile lazily, from it), in one byte per character
 // only while every character is Latin-1: one Greek mu made it two, +160 KiB of RssAnon in every waiting step. ASCII,
 // the simpler rule, is checked here (esbuild escapes non-ASCII in strings, not in regular expression literals).
-const firstNonAscii = result.outputFiles[0].contents.findIndex((byte) => byte > 0x7f);
+const code = output(result.outputFiles, "baton.cjs");
+const firstNonAscii = code.findIndex((byte) => byte > 0x7f);
 if (firstNonAscii >= 0) {
-  const around = Buffer.from(result.outputFiles[0].contents.subarray(Math.max(0, firstNonAscii - 40), firstNonAscii + 10)).toString();
+  const around = Buffer.from(code.subarray(Math.max(0, firstNonAscii - 40), firstNonAscii + 10)).toString();
   throw new Error(`dist/baton.cjs would hold a non-ASCII character (write it as a \\u escape in src/): ...${around}...`);
 }
 // write: false above, so nothing has made dist/ yet on a clean clone.
 mkdirSync("dist", { recursive: true });
-writeFileSync("dist/baton.cjs", Buffer.concat([result.outputFiles[0].contents, Buffer.from(`${payload}*/\n`)]));
+writeFileSync("dist/baton.cjs", Buffer.concat([code, Buffer.from(`${payload}*/\n`)]));
+writeFileSync("dist/baton.cjs.map", output(result.outputFiles, "baton.cjs.map"));
+for (const [name, , map] of chunks) writeFileSync(`dist/${name}.map`, map);
 chmodSync("dist/baton.cjs", 0o755); // a mode given to writeFileSync applies only when it creates the file
 // Chunk files that an older build left in dist/: nothing reads them.
 for (const [name] of CHUNKS) rmSync(`dist/${name}`, { force: true });
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));
+}
+
+/** The contents of the output file NAME of a build. */
+function output(outputFiles, name) {
+  const file = outputFiles.find((candidate) => candidate.path.endsWith(`/${name}`));
+  if (file === undefined) throw new Error(`build.mjs: esbuild wrote no ${name}`);
+  return file.contents;
+}
+
+/** The src/ modules a build took in. */
+function sources(result) {
+  return Object.keys(result.metafile.inputs).filter((path) => path.startsWith("src/"));
+}
+
+/**
+ * Where a chunk ends. Every build: a chunk loader's `import()` of a chunk's entry (run only from the sources,
+ * src/process/chunks.ts) stays out, as an external that nothing requires; a static import of an entry is refused,
+ * since it would put the chunk into the bundle. A chunk's build: an import of a module that the bundle holds
+ * (`inBundle`) becomes `require("baton-host:PATH")`, and PATH is added to `shared`.
+ */
+function chunkBoundary(inBundle, shared) {
+  const entries = new Set(CHUNKS.map(([, entry]) => entry));
+  return {
+    name: "baton-chunk-boundary",
+    setup(build) {
+      build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+        if (args.pluginData === "baton-resolving") return undefined;
+        const options = { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: "baton-resolving" };
+        const resolved = await build.resolve(args.path, options);
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        const path = relative(process.cwd(), resolved.path);
+        if (entries.has(path) && args.kind !== "entry-point") {
+          if (args.kind === "dynamic-import") return { path: `baton-sources:${path}`, external: true };
+          return { errors: [{ text: `${args.importer} imports the chunk entry ${path}: load it with loadChunk` }] };
+        }
+        if (!inBundle.has(path)) return { path: resolved.path };
+        if (!shared.has(path)) shared.set(path, new Set());
+        return { path: `${HOST_PREFIX}${path}`, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * In the bundle's build: src/process/host-modules.ts, whose hostModule(PATH) gives a chunk the bundle's exports of
+ * PATH that chunks import, made only when a chunk asks (getters: an export that changes is seen as it is).
+ */
+function hostModules(shared) {
+  const paths = [...shared.keys()].sort();
+  const imports = paths.map((path, i) => `import * as m${i} from ${JSON.stringify(`./${path}`)};\n`).join("");
+  const cases = paths.map((path, i) => {
+    const getters = [...shared.get(path)].sort().map((name) => `${name}: m${i}.${name}`);
+    return `    case ${JSON.stringify(path)}: return { ${getters.join(", ")} };\n`;
+  });
+  return {
+    name: "baton-host-modules",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]src[\\/]process[\\/]host-modules\.ts$/ }, () => ({
+        loader: "ts",
+        resolveDir: process.cwd(),
+        contents: `${imports}export function hostModule(path: string): unknown {\n  switch (path) {\n${cases.join("")}  }\n  return undefined;\n}\n`,
+      }));
+    },
+  };
 }

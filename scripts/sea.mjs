@@ -8,6 +8,7 @@
 //                            as the main script, its trailing payload of chunks (src/process/chunks.ts) as the asset
 //                            "baton-chunks", which only a step that needs a chunk reads
 //   lib/baton-reaper.node    the reaper addon (src/addon/addon.c), which src/addon/load-addon.ts looks for beside execPath
+//   lib/baton*.cjs.map       the source maps of the bundle and its chunks, for BATON_DEBUG=1 (src/process/source-stack.ts)
 //   lib/ld-linux-x86-64.so.2, lib/libc.so.6, ...   the loader and the libraries that Node links against
 //   (arm64: lib/ld-linux-aarch64.so.1; the same files otherwise)
 //
@@ -28,7 +29,7 @@
 //
 // Usage: node scripts/sea.mjs [--arch=x64|arm64] [--startup=none|code-cache|snapshot] [--out=DIR]
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { crossTarget } from "./sea/cross.mjs";
 import { run } from "./sea/run.mjs";
@@ -78,10 +79,10 @@ const target = arch === "x64" ? hostTarget() : crossTarget(arch, { root, work })
 const bundleText = readFileSync(bundle, "latin1");
 const payloadAt = bundleText.lastIndexOf("\n/*baton-chunks\n") + 1;
 if (payloadAt === 0) throw new Error(`sea.mjs: ${bundle} has no payload of chunks: run \`make build\``);
-writeFileSync(join(work, "baton-main.cjs"), bundleText.slice(0, payloadAt), "latin1");
+writeFileSync(join(work, "baton.cjs"), bundleText.slice(0, payloadAt), "latin1");
 writeFileSync(join(work, "baton-chunks.txt"), bundleText.slice(payloadAt), "latin1");
 const seaConfig = {
-  main: join(work, "baton-main.cjs"),
+  main: join(work, "baton.cjs"),
   assets: { "baton-chunks": join(work, "baton-chunks.txt") },
   output: join(work, "baton.blob"),
   disableExperimentalSEAWarning: true,
@@ -107,8 +108,12 @@ run(process.execPath, [
   SEA_FUSE,
 ]);
 
-// 3. The reaper addon, then the loader and every library Node or the addon links against.
+// 3. The reaper addon and the source maps of the bundle and its chunks (read only by BATON_DEBUG=1,
+// src/process/source-stack.ts), then the loader and every library Node or the addon links against.
 copyFileSync(reaper, join(staging, "lib/baton-reaper.node"));
+const maps = readdirSync(dirname(bundle)).filter((name) => /^baton[\w-]*\.cjs\.map$/.test(name));
+if (!maps.includes("baton.cjs.map")) throw new Error(`sea.mjs: ${bundle}.map is missing: run \`make build\``);
+for (const name of maps) copyFileSync(join(dirname(bundle), name), join(staging, "lib", name));
 const libraries = target.libraries([target.nodeBinary, reaper]);
 for (const [name, path] of libraries) copyFileSync(path, join(staging, "lib", name));
 if (!libraries.has(target.loader)) throw new Error(`sea.mjs: no ${target.loader} among the libraries`);
@@ -179,7 +184,7 @@ function parseLdd(text) {
 // that node:child_process is "not yet fully verified" in a user snapshot).
 function writeSnapshotEntry() {
   const entry = join(work, "snapshot-entry.cjs");
-  const source = readFileSync(join(work, "baton-main.cjs"), "utf8").replace(/^#!.*\n/, "");
+  const source = readFileSync(join(work, "baton.cjs"), "utf8").replace(/^#!.*\n/, "");
   const unserialisable = /"node:(http|https|net|tls)"/;
   const builtins = [...new Set(source.match(/require\("node:[a-z_/]+"\)/g) ?? [])].filter((r) => !unserialisable.test(r));
   writeFileSync(

@@ -5,10 +5,11 @@ import { checkPostFileNames } from "./handoff/post-file.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "./base/errors.js";
+import { BatonError, EXIT_FAILURE } from "./base/errors.js";
 import { loadInstallCommands } from "./init/load.js";
 import { ARGO_COMMANDS, loadArgoCommands } from "./argo/load.js";
 import { closeStrayInspector } from "./process/inspector-guard.js";
+import { describeInternalError } from "./process/internal-error.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
@@ -32,11 +33,7 @@ async function main(argv: string[]): Promise<number> {
     return sidecarMode(argv.slice(1), { warn });
   }
   if (first !== undefined && ARGO_COMMANDS.includes(first)) {
-    try {
-      return await (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, warn });
-    } catch (error) {
-      throw fromChunk(error);
-    }
+    return (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, warn });
   }
   if (first === "init" || (first !== undefined && TEKTON_SUBCOMMANDS.includes(first))) {
     return installMode(first, argv.slice(1));
@@ -56,11 +53,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function installMode(name: string, args: string[]): Promise<number> {
-  try {
-    return (await loadInstallCommands()).runInstallCommand(name, args, process.env);
-  } catch (error) {
-    throw fromChunk(error); // a usage error keeps its exit code 2
-  }
+  return (await loadInstallCommands()).runInstallCommand(name, args, process.env);
 }
 
 async function stepMode(argv: string[], tekton: boolean): Promise<number> {
@@ -94,13 +87,13 @@ setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
 main(process.argv.slice(2)).then(
   (code) => exitBaton(code),
-  (error: unknown) => {
+  async (error: unknown) => {
     if (error instanceof BatonError) {
       warn(error.message);
       exitBaton(error.exitCode);
     }
-    // A bug of ours: still one line, and the step fails instead of hanging.
-    warn(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+    // A bug of ours: still one line (BATON_DEBUG=1: and its stack), and the step fails instead of hanging.
+    warn(await describeInternalError(error));
     exitBaton(EXIT_FAILURE);
   },
 );

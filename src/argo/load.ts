@@ -1,15 +1,17 @@
-import { ARGO_CHUNK, requireChunk } from "../process/chunks.js";
+import { loadChunk } from "../process/chunks.js";
+import type { ArgoHost } from "./emissary.js";
 
-// `baton emissary` and `baton kill`, from the Argo chunk inside the bundle (src/process/chunks.ts), or from the sources when
-// not bundled: only Argo's pods run them, so no other step reads their code.
+// `baton emissary` and `baton kill`, in the Argo chunk (src/process/chunks.ts): only Argo's pods run them, so no
+// other step reads their code.
 
-declare const BATON_BUNDLED: boolean | undefined;
-
-export type ArgoCommands = typeof import("./chunk.js");
+/** What the Argo chunk provides: its entry, src/argo/chunk.ts, must satisfy this. */
+export interface ArgoChunk {
+  runArgoCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv, host: ArgoHost): Promise<number>;
+}
 
 /** The words that select Argo's commands, as Argo's controller writes them after the binary's path. */
 export const ARGO_COMMANDS: readonly string[] = ["emissary", "kill"];
 
-export async function loadArgoCommands(): Promise<ArgoCommands> {
-  return typeof BATON_BUNDLED === "boolean" ? requireChunk<ArgoCommands>(ARGO_CHUNK) : await import("./chunk.js");
+export function loadArgoCommands(): Promise<ArgoChunk> {
+  return loadChunk<ArgoChunk>("argo", () => import("./chunk.js"));
 }

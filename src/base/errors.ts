@@ -23,14 +23,3 @@ export function describeSystemError(error: unknown): string {
   }
   return String(e && e.message ? e.message : error);
 }
-
-/**
- * A chunk (src/process/chunks.ts) bundles its own copy of this module, so its BatonErrors fail `instanceof BatonError`
- * here: this turns one back into ours (message and exit code kept). Not Symbol.hasInstance on the class: defining it
- * makes V8 drop a fast path of every `instanceof`, which cost every step ~2% of its start-up instructions.
- */
-export function fromChunk(error: unknown): unknown {
-  if (error instanceof BatonError || !(error instanceof Error) || error.name !== "BatonError") return error;
-  const exitCode = (error as { exitCode?: unknown }).exitCode;
-  return new BatonError(error.message, typeof exitCode === "number" ? exitCode : EXIT_FAILURE);
-}

@@ -1,12 +1,13 @@
-import { INIT_CHUNK, requireChunk } from "../process/chunks.js";
+import { loadChunk } from "../process/chunks.js";
 
-// `baton init` and Tekton's subcommands, from the init chunk inside the bundle (src/process/chunks.ts): only an init container runs them,
-// so no step should read their code.
+// `baton init` and Tekton's subcommands, in the init chunk (src/process/chunks.ts): only an init container runs them,
+// so no step reads their code.
 
-declare const BATON_BUNDLED: boolean | undefined;
+/** What the init chunk provides: its entry, src/init/install.ts, must satisfy this. */
+export interface InitChunk {
+  runInstallCommand(name: string, args: readonly string[], env: NodeJS.ProcessEnv): number;
+}
 
-export type InstallCommands = typeof import("./install.js");
-
-export async function loadInstallCommands(): Promise<InstallCommands> {
-  return typeof BATON_BUNDLED === "boolean" ? requireChunk<InstallCommands>(INIT_CHUNK) : await import("./install.js");
+export function loadInstallCommands(): Promise<InitChunk> {
+  return loadChunk<InitChunk>("init", () => import("./install.js"));
 }

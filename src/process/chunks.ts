@@ -1,25 +1,47 @@
 import { dirname } from "node:path";
 import { BatonError, describeSystemError } from "../base/errors.js";
+import { hostModule } from "./host-modules.js";
 
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
 // appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.
 // Every step reads and pre-parses dist/baton.cjs at start-up, and a feature's code inside it as code would cost every
 // step (~8 M instructions for 20 KB), while a comment is skipped at no measurable cost (docs/design.md#start-up).
-// The chunks: baton-tekton.cjs holds Tekton's features (credentials, $(steps...) substitution, when, the debug
-// breakpoints), baton-cel.cjs the CEL evaluator, baton-init.cjs `baton init` and Tekton's subcommands, baton-argo.cjs
-// `baton emissary` and `baton kill` (Argo Workflows). The standalone
-// build carries the same comment as a SEA asset, since it has no JavaScript file of its own to read.
-// Run from the sources (the unit tests), there is no payload: callers import the modules themselves.
+// The standalone build carries the same comment as a SEA asset, since it has no JavaScript file of its own to read.
+//
+// Each chunk has one loader beside its code (src/tekton/load.ts, load-cel.ts, src/init/load.ts, src/argo/load.ts,
+// src/process/internal-error.ts), which declares what the chunk provides (an interface its entry module must satisfy)
+// and calls loadChunk with the chunk's name and the import of its entry: the import runs from the sources (the unit
+// tests), and the build leaves it out of the bundle (scripts/build.mjs). BATON_BUNDLED, which the build defines, is
+// tested here only.
+//
+// A chunk uses the bundle's own instances of the modules they share (errors, the file wait, this loader): the build
+// leaves those imports out of the chunk as `require("baton-host:src/...")`, which chunkRequire answers from the
+// bundle (src/process/host-modules.ts). So a BatonError thrown in a chunk is the bundle's BatonError, and
+// state (the signal hub, the loaded chunks) exists once.
 
-// Callers test `typeof BATON_BUNDLED === "boolean"` themselves (scripts/build.mjs defines it): esbuild folds that
-// test where it is written, and leaves out the sources' import in the branch it proves dead.
+declare const BATON_BUNDLED: boolean | undefined;
+/** Whether this is the bundle (scripts/build.mjs defines BATON_BUNDLED), or the sources run as they are. */
+const BUNDLED = typeof BATON_BUNDLED === "boolean";
 
-export const TEKTON_CHUNK = "baton-tekton.cjs";
-export const CEL_CHUNK = "baton-cel.cjs";
-export const INIT_CHUNK = "baton-init.cjs";
-export const ARGO_CHUNK = "baton-argo.cjs";
 /** The name of the standalone build's asset that holds the payload (scripts/sea.mjs). */
 const SEA_ASSET = "baton-chunks";
+/** How a chunk's import of a module the bundle has is written (scripts/build.mjs). */
+const HOST_PREFIX = "baton-host:";
+
+const loaded = new Map<string, Promise<unknown>>();
+
+/**
+ * The chunk NAME (dist/baton-NAME.cjs in the payload), loaded once; `fromSources` imports its entry module when not
+ * bundled. Any failure to load it is one BatonError, "baton is not installed whole", from every call.
+ */
+export function loadChunk<T>(name: string, fromSources: () => Promise<T>): Promise<T> {
+  let chunk = loaded.get(name) as Promise<T> | undefined;
+  if (chunk === undefined) {
+    chunk = BUNDLED ? new Promise((resolve) => resolve(requireChunk<T>(name))) : fromSources();
+    loaded.set(name, chunk);
+  }
+  return chunk;
+}
 
 type Builtin = <T>(id: string) => T;
 // A static import would load these modules at every step's start: only a step that needs a chunk loads them.
@@ -29,36 +51,56 @@ const builtin: Builtin = (id) => {
 };
 
 /**
- * Loads a chunk: its payload found in the bundle's own file (or the standalone build's asset), checked against the
- * digest written beside it, decompressed and compiled as a CommonJS module. Any failure is one BatonError.
+ * A chunk's JavaScript, checked, and the file name to compile it under (`FILE#baton-NAME.cjs`: src/process/
+ * source-stack.ts finds its map by it), read once: what requireChunk compiles, and what a worker thread gets to
+ * compile on its own (src/tekton/cel-worker.ts). undefined when run from the sources, where there is no payload.
  */
-export function requireChunk<T>(name: string): T {
-  const { source, file } = chunkCode(name);
-  const module = { exports: {} as T };
-  const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
-  const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename: `${file}#${name}` });
-  // The chunk's own loads (the Tekton chunk loads the CEL chunk, the reaper addon) look where the bundle's do.
-  wrapper.call(module.exports, module.exports, require, module, file, dirname(file));
-  return module.exports;
+export function chunkCode(name: string): { source: string; filename: string } | undefined {
+  if (!BUNDLED) return undefined;
+  let code = codes.get(name);
+  if (code === undefined) {
+    code = readChunkCode(`baton-${name}.cjs`);
+    codes.set(name, code);
+  }
+  return code;
 }
 
-/**
- * A chunk's JavaScript, checked, and the file it came from: what requireChunk compiles, and what a worker thread gets
- * to compile on its own (src/tekton/cel-worker.ts).
- */
-export function chunkCode(name: string): { source: string; file: string } {
+const codes = new Map<string, { source: string; filename: string }>();
+
+function readChunkCode(file: string): { source: string; filename: string } {
   // Only the standalone build (Node 24) can be a SEA; before Node 20.16 there is no getBuiltinModule, and before 20.12
   // node:sea has no isSea.
   const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
   const sea = getBuiltin?.("node:sea") as typeof import("node:sea") | undefined;
   const standalone = sea?.isSea?.() === true;
-  const file = standalone ? process.execPath : __filename;
+  const bundle = standalone ? process.execPath : __filename;
   try {
-    return { source: chunkSource(standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(file, "latin1"), name), file };
+    const text = standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(bundle, "latin1");
+    return { source: chunkSource(text, file), filename: `${bundle}#${file}` };
   } catch (error) {
     const reason = error instanceof BatonError ? error.message : describeSystemError(error);
-    throw new BatonError(`cannot load ${name} from ${file}: ${reason}: baton is not installed whole`);
+    throw new BatonError(`cannot load ${file} from ${bundle}: ${reason}: baton is not installed whole`);
   }
+}
+
+/** Compiles a chunk as a CommonJS module, its `baton-host:` imports answered by the bundle's own modules. */
+function requireChunk<T>(name: string): T {
+  const { source, filename } = chunkCode(name)!;
+  const module = { exports: {} as T };
+  const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
+  const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename });
+  // The chunk's own loads of Node's modules and of the reaper addon look where the bundle's do.
+  const bundle = filename.slice(0, filename.lastIndexOf("#"));
+  wrapper.call(module.exports, module.exports, chunkRequire, module, bundle, dirname(bundle));
+  return module.exports;
+}
+
+/** The bundle's `require`, and the bundle's own modules for a chunk's `baton-host:` imports. */
+function chunkRequire(id: string): unknown {
+  if (!id.startsWith(HOST_PREFIX)) return require(id);
+  const module = hostModule(id.slice(HOST_PREFIX.length));
+  if (module === undefined) throw new Error(`the bundle has no module ${id}`);
+  return module;
 }
 
 /** The chunk's JavaScript from the text of the payload: `\n@baton-chunk NAME SHA256\nBASE64\n` (scripts/build.mjs). */

@@ -5,12 +5,23 @@ import { loadNativeAddon } from "../addon/load-addon.js";
 // worker threads, and that join can deadlock with a V8 worker parked in a concurrent compile that waits for a GC on
 // the main thread (nodejs/node#54918, open; seen here on Node 24 after a 200 MiB capture): a step that never exits
 // keeps its pod from ending. _exit(2) from the native addon skips that shutdown; without the addon, process.exit().
+// A profiler or coverage writes its file on Node's own way out, so when one is on, process.exit() it is: a run under
+// a profiler is someone debugging, not a pod's step.
 
 export function exitBaton(code: number): never {
-  try {
-    loadNativeAddon().exitNow(code);
-  } catch {
-    // no addon here: Node's own exit
+  if (!profiled()) {
+    try {
+      loadNativeAddon().exitNow(code);
+    } catch {
+      // no addon here: Node's own exit
+    }
   }
   process.exit(code);
+}
+
+/** --cpu-prof, --heap-prof or --prof (on the command line or in NODE_OPTIONS), or NODE_V8_COVERAGE. */
+export function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NODE_V8_COVERAGE) return true;
+  const flags = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)];
+  return flags.some((flag) => /^--(?:cpu-prof|heap-prof|prof)(?:$|=)/.test(flag));
 }

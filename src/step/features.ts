@@ -1,16 +1,13 @@
 import { readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
-import { fromChunk } from "../base/errors.js";
 import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
-import { loadTektonFeatures } from "../tekton/load.js";
+import { loadTektonChunk } from "../tekton/load.js";
+import type { CommandDecision } from "../tekton/step-features.js";
 
 // Whether a step uses Tekton's features that act around its command (src/tekton/step-features.ts: credentials before
 // the wait, $(steps...) substitution and `when` before the command). Only then is their code loaded, from
 // the Tekton chunk (src/process/chunks.ts): a plain step pays the few checks here and nothing more.
-
-/** What runs: the command (substituted), or why it does not (`when` false, or an unusable reference or expression). */
-export type CommandDecision = { run: string[] } | { skip: true } | { error: string };
 
 const STEP_REFERENCE = "$(steps.";
 
@@ -24,11 +21,21 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
   // Tekton's entrypoint copies /tekton/creds into $HOME on every start, flags or not (an emptyDir in every step).
   const copy = tekton && hasEntries(`${options.tektonRoot}/creds`);
   if (options.when === undefined && !credentials && !copy) return () => {};
-  try {
-    return (await loadTektonFeatures()).prepareFeatures(options, copy, warn);
-  } catch (error) {
-    throw fromChunk(error); // a usage error keeps its exit code 2
-  }
+  return (await loadTektonChunk()).prepareTektonFeatures(options, copy, warn);
+}
+
+/**
+ * While the step waits: loads the code that the rest of the step will need (the Tekton chunk for $(steps...), `when`
+ * and the debug breakpoints; the CEL chunk's code for a `when` with CEL), so that the hand-off after the wait does not.
+ */
+export function preloadFeatures(options: StepOptions): void {
+  if (!options.debugBeforeStep && !options.breakpointOnFailure && !usesStepFeatures(options)) return;
+  const when = options.when;
+  // A chunk that does not load is told when the step asks for it.
+  loadTektonChunk().then(
+    (tekton) => when !== undefined && tekton.prepareWhen(when),
+    () => undefined,
+  );
 }
 
 /**
@@ -36,15 +43,15 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
  * with `signal.reason` when `signal` aborts while a `when` is evaluated.
  */
 export async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
+  if (!usesStepFeatures(options)) return { run: options.command };
+  return (await loadTektonChunk()).decideTektonCommand(options, signal);
+}
+
+/** A `when`, or a $(steps...) reference in the environment, the command or a Tekton script. */
+function usesStepFeatures(options: StepOptions): boolean {
   const { command } = options;
   const inEnv = Object.values(process.env).some((value) => value !== undefined && value.includes(STEP_REFERENCE));
-  const used = options.when !== undefined || inEnv || command.some((arg) => arg.includes(STEP_REFERENCE)) || isScriptWithReference(command, options.tektonRoot);
-  if (!used) return { run: command };
-  try {
-    return await (await loadTektonFeatures()).decideCommand(options, signal);
-  } catch (error) {
-    throw fromChunk(error); // signal.reason as it is
-  }
+  return options.when !== undefined || inEnv || command.some((arg) => arg.includes(STEP_REFERENCE)) || isScriptWithReference(command, options.tektonRoot);
 }
 
 /** A Tekton `script:` step runs /tekton/scripts/<file>: artifact references in its text are substituted too. */

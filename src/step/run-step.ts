@@ -1,16 +1,17 @@
 import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../base/clock.js";
-import { BatonError, EXIT_FAILURE, fromChunk } from "../base/errors.js";
+import { BatonError, EXIT_FAILURE } from "../base/errors.js";
 import { livenessFileOf } from "../handoff/liveness-lock.js";
 import { emit } from "../report/events.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { startThreadPool } from "../run/output-tee.js";
 import type { RunningCommand } from "../run/run-command.js";
 import { prepareToSpawn } from "../run/start-process.js";
+import { describeInternalError } from "../process/internal-error.js";
 import { endsWait } from "../process/signals.js";
-import { loadTektonFeatures } from "../tekton/load.js";
-import { decideCommand } from "./features.js";
+import { loadTektonChunk } from "../tekton/load.js";
+import { decideCommand, preloadFeatures } from "./features.js";
 import { handOn } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
 import { STEP_WORLD, type StepPorts } from "./ports.js";
@@ -51,7 +52,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   try {
     if (options.postFile !== undefined) ports.writer.holdLock(options.postFile, io.warn);
   } catch (error) {
-    cannotHandOn = batonFailed(error, false, io);
+    cannotHandOn = await batonFailed(error, false, io);
   }
   const waitAbort = new AbortController();
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
@@ -77,7 +78,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   try {
     happened = cannotHandOn ?? (await waitForPreviousSteps(options, step, waitAbort, io)) ?? (await runCommand(options, step, stopping, waitAbort.signal, io));
   } catch (error) {
-    happened = batonFailed(error, step.command !== undefined, io);
+    happened = await batonFailed(error, step.command !== undefined, io);
   } finally {
     stopping.clear();
   }
@@ -88,7 +89,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
       return await pauseAtBreakpoint(options, options.postFile, outcome, step, io);
     } catch (error) {
       // The breakpoint cannot be held (its code did not load): hand on as without it, never leave the chain waiting.
-      batonFailed(error, true, io);
+      await batonFailed(error, true, io);
       return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
     }
   }
@@ -111,7 +112,7 @@ function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
  */
 async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
   step.ports.writer.handOn(options, outcome, step.startedAt, io.warn, true);
-  const { waitForBreakpointExit } = await loadTektonFeatures();
+  const { waitForBreakpointExit } = await loadTektonChunk();
   const pause = new AbortController();
   step.pause = pause;
   try {
@@ -129,7 +130,10 @@ async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome
 async function waitForPreviousSteps(options: StepOptions, step: StepState, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
   if (options.waitFiles.length > 0) {
     // Once the watch below is armed (the next turn), load what starting the command needs, while there is time.
-    setImmediate(prepareToSpawn, options.stdoutPath !== undefined || options.stderrPath !== undefined);
+    setImmediate(() => {
+      prepareToSpawn(options.stdoutPath !== undefined || options.stderrPath !== undefined);
+      preloadFeatures(options);
+    });
   }
   const timer =
     options.waitTimeoutMs > 0
@@ -164,7 +168,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       emit("ready", { file });
     }
     if (options.debugBeforeStep && options.postFile !== undefined) {
-      const { waitBeforeStep } = await loadTektonFeatures();
+      const { waitBeforeStep } = await loadTektonChunk();
       const wait = { signal: waitAbort.signal, safetyPollMs: options.safetyPollMs, warn: io.warn };
       if (!(await waitBeforeStep(options.postFile, wait))) {
         io.warn("skipping the command: fail-continue was chosen at the before-step breakpoint");
@@ -173,7 +177,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       }
     }
   } catch (error) {
-    if (!(error instanceof WaitEnded)) throw fromChunk(error); // the debug wait runs in dist/baton-tekton.cjs
+    if (!(error instanceof WaitEnded)) throw error;
     return ended(error, io);
   } finally {
     timer?.clear();
@@ -239,13 +243,13 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
 }
 
 /** Anything that threw: one line, and a failed step (POST.err) instead of a hang. */
-function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Happened {
+async function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Promise<Happened> {
   if (error instanceof BatonError) {
     io.warn(error.message);
     return { kind: "baton-failed", exitCode: error.exitCode, ranCommand };
   }
-  // A bug of ours: still one line, and the step fails instead of hanging.
-  io.warn(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+  // A bug of ours: still one line (BATON_DEBUG=1: and its stack), and the step fails instead of hanging.
+  io.warn(await describeInternalError(error));
   return { kind: "baton-failed", exitCode: EXIT_FAILURE, ranCommand };
 }
 

@@ -1,9 +1,7 @@
 import type { Worker as WorkerThread } from "node:worker_threads";
-import { CEL_CHUNK, chunkCode } from "../process/chunks.js";
+import { chunkCode } from "../process/chunks.js";
 import { parseDuration } from "../cli/duration.js";
 import { usageError } from "../base/errors.js";
-
-declare const BATON_BUNDLED: boolean | undefined;
 
 // A step's CEL expressions run in a worker thread, under a budget of time and memory. CEL has no loops, but nested
 // macros multiply: 11 nested .all() over a 10-element list are 10^11 steps, 7 nested .map() build 10^7 lists, and
@@ -42,17 +40,17 @@ export class CelError extends Error {}
  */
 export async function allCelTrue(expressions: readonly string[], budget: CelBudget, signal: AbortSignal): Promise<boolean> {
   signal.throwIfAborted();
-  if (typeof BATON_BUNDLED !== "boolean") {
+  const code = chunkCode("cel");
+  if (code === undefined) {
     const { evaluateCel } = await import("./cel-entry.js");
     return expressions.every(evaluateCel);
   }
-  const { source, file } = chunkCode(CEL_CHUNK);
   // Loaded here, not with the Tekton chunk: a step that uses only credentials or substitution does not need it.
   const { Worker } = require("node:worker_threads") as typeof import("node:worker_threads");
   return new Promise((resolve, reject) => {
     const worker: WorkerThread = new Worker(WORKER_CODE, {
       eval: true,
-      workerData: { source, filename: `${file}#${CEL_CHUNK}`, expressions },
+      workerData: { ...code, expressions },
       // Young generation: a sixteenth of the budget, at least 1 MiB (V8's own ratio is about that).
       resourceLimits: { maxOldGenerationSizeMb: budget.memoryMb, maxYoungGenerationSizeMb: Math.max(1, budget.memoryMb >> 4) },
       env: {}, // CEL reads no environment: no copy of baton's
@@ -83,6 +81,16 @@ export async function allCelTrue(expressions: readonly string[], budget: CelBudg
     });
     worker.once("exit", () => finish(() => reject(new CelError("the CEL evaluator of --when ended without an answer"))));
   });
+}
+
+/** While the step waits: reads the CEL chunk's code and loads node:worker_threads, so that the `when` does not. */
+export function prepareCel(): void {
+  try {
+    chunkCode("cel");
+    require("node:worker_threads");
+  } catch {
+    // told when the step evaluates its `when`
+  }
 }
 
 /** The worker: compiles the CEL chunk as requireChunk would, evaluates, posts {value} or {error}. */

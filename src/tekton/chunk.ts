@@ -1,4 +1,4 @@
-// The entry of dist/baton-tekton.cjs (src/process/chunks.ts): Tekton's features that act around a step's command. Nothing
-// here is loaded unless a step uses one of them.
-export { decideCommand, prepareFeatures } from "./step-features.js";
+// The entry of the Tekton chunk: Tekton's features that act around a step's command. What it must provide is declared
+// in src/tekton/load.ts (TektonChunk). Nothing here is loaded unless a step uses one of them.
+export { decideTektonCommand, prepareTektonFeatures, prepareWhen } from "./step-features.js";
 export { waitBeforeStep, waitForBreakpointExit } from "./debug.js";

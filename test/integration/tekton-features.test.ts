@@ -5,8 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { inflateRawSync } from "node:zlib";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { IS_ROOT, STANDALONE, cleanEnv, existsSync, fileAppears, join, readJson, runBaton, startBaton, tempDir, type StartOptions } from "./helpers.js";
+import { copyFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { BATON, IS_ROOT, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
 
 function pod(extraEnv: NodeJS.ProcessEnv = {}) {
   const dir = tempDir();
@@ -191,6 +191,38 @@ for (const [baton, label] of [[undefined, "bundle"], [[STANDALONE], "standalone 
   });
 }
 
+test("a step that waits loads the Tekton and CEL chunks during the wait: its bundle can be gone once the previous step hands on", async () => {
+  const { dir, root, env } = pod();
+  const copy = join(dir, "bundle");
+  mkdirSync(copy);
+  copyFileSync(BATON, join(copy, "baton.cjs"));
+  copyFileSync(join(BATON, "..", "baton-reaper.node"), join(copy, "baton-reaper.node"));
+  const start = (flags: string[], post: string) =>
+    startBaton(["-wait_file", join(root, "run/0/out"), "-post_file", join(root, post), ...flags, "-entrypoint", "touch", "--", join(dir, post.replaceAll("/", "-"))], {
+      env: { ...env, BATON_EVENTS: join(dir, `${post.replaceAll("/", "-")}.events`) },
+      baton: [process.execPath, join(copy, "baton.cjs")],
+    });
+  // Bytes read by a process (/proc/PID/io): a chunk's load reads the whole bundle once more, the Tekton chunk's and
+  // the CEL chunk's each.
+  const bytesRead = (pid: number) => Number(/^rchar: (\d+)$/m.exec(readOr(`/proc/${pid}/io`, ""))?.[1] ?? 0);
+  const plain = start([], "run/1/out");
+  const step = start(["--when_expressions", JSON.stringify([{ cel: "'a' == 'a'" }])], "run/2/out");
+  await eventSeen(join(dir, "run-1-out.events"), "waiting");
+  await eventSeen(join(dir, "run-2-out.events"), "waiting");
+  const size = statSync(join(copy, "baton.cjs")).size;
+  await waitFor(() => (bytesRead(step.child.pid!) > bytesRead(plain.child.pid!) + size * 1.5 ? true : undefined), "the chunks to load during the wait");
+  // The bundle replaced by one without a payload: only what was loaded during the wait can decide the `when`.
+  const text = readFileSync(join(copy, "baton.cjs"), "latin1");
+  writeFileSync(join(copy, "cut.cjs"), text.slice(0, text.lastIndexOf("/*baton-chunks")), "latin1");
+  renameSync(join(copy, "cut.cjs"), join(copy, "baton.cjs"));
+  mkdirSync(join(root, "run/0"), { recursive: true });
+  writeFileSync(join(root, "run/0/out"), "");
+  const [plainExit, exit] = await Promise.all([plain.exited, step.exited]);
+  assert.equal(plainExit.code, 0, plainExit.stderr);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(existsSync(join(dir, "run-2-out")), true);
+});
+
 test("when with step results: values [*] expands, input and cel are substituted", async () => {
   const { dir, run, stepResult } = pod();
   stepResult("foo", "res", `["Hello","World"]`);
@@ -264,6 +296,18 @@ test("-breakpoint_on_failure: a failed step writes no post file and no exitCode,
   const exit = await step.exited;
   assert.equal(exit.code, 1);
   assert.match(exit.stderr, /debug onFailure breakpoint has taken effect, waiting for user's decision:\n1\) continue, use cmd: \/tekton\/debug\/scripts\/debug-continue\n2\) fail-continue/);
+});
+
+test("found: -breakpoint_on_failure with a POST.breakpointexit that is a folder: one line naming it, not an internal error", async () => {
+  // The wait ran in the Tekton chunk, whose own copy of BatonError the step took for a bug of baton's.
+  const { root, base, env } = pod();
+  mkdirSync(join(root, "run/0/out.breakpointexit"), { recursive: true });
+  const exit = await runBaton([...base, "-breakpoint_on_failure", "-entrypoint", "sh", "--", "-c", "exit 3"], { env, pid1: IS_ROOT });
+  assert.match(exit.stderr, /^baton: wait file \S+\/run\/0\/out\.breakpointexit is a directory$/m);
+  assert.doesNotMatch(exit.stderr, /internal error/);
+  // The breakpoint cannot be held: the step hands on as without it, its command's failure and all.
+  assert.equal(exit.code, 3, exit.stderr);
+  assert.equal(existsSync(join(root, "run/0/out.err")), true);
 });
 
 test("-breakpoint_on_failure: the step runs although the previous one failed (its .err), so each can be debugged", async () => {

@@ -31,6 +31,8 @@ function fakeKernel(exited: number[]) {
     exitNow: () => {
       throw new Error("not in these tests");
     },
+    spawnBytes: () => -1,
+    waitStatus: () => -2,
     waitUnlocked: notHere,
     forgetWait: notHere,
     inotifyOpen: notHere,
