@@ -1,6 +1,6 @@
 import { describeSystemError } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
-import { watchHandOff, type HandOffWatch } from "../handoff/watch-hand-off.js";
+import { waitForHandOff } from "../handoff/watch-hand-off.js";
 import { readBounded } from "../base/safe-files.js";
 import { whyNot } from "./file-error.js";
 
@@ -46,37 +46,12 @@ export interface ExitCodeWait {
  * baton died without writing one ("died"). Rejects with the abort reason, or an Error for a file that is not one.
  */
 export function waitForExitCode(path: string, options: ExitCodeWait): Promise<number | "died"> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let watch: HandOffWatch | undefined;
-    const finish = (settle: () => void) => {
-      if (done) return;
-      done = true;
-      settle();
-      setImmediate(() => {
-        watch?.close();
-        options.signal.removeEventListener("abort", onAbort);
-      });
-    };
-    // writerGone: the dependency's baton let go of its lock (it wrote its exitcode first, or it died).
-    const look = (writerGone: boolean) => {
-      if (done) return;
-      try {
-        const code = readExitCode(path);
-        if (code !== undefined) finish(() => resolve(code));
-        else if (writerGone) finish(() => resolve("died"));
-      } catch (error) {
-        finish(() => reject(error));
-      }
-    };
-    const onAbort = () => finish(() => reject(options.signal.reason));
-    options.signal.addEventListener("abort", onAbort);
-    if (options.signal.aborted) return onAbort();
-    watch = watchHandOff(path, look, {
-      followWriter: true,
-      safetyPollMs: SAFETY_POLL_MS,
-      warn: options.warn,
-      refused: (folder, error) => finish(() => reject(new Error(`cannot watch ${folder} for ${path}: ${describeSystemError(error)}`))),
-    });
+  // writerGone: the dependency's baton let go of its lock (it wrote its exitcode first, or it died).
+  return waitForHandOff(path, (writerGone) => readExitCode(path) ?? (writerGone ? "died" : undefined), {
+    signal: options.signal,
+    followWriter: true,
+    safetyPollMs: SAFETY_POLL_MS,
+    warn: options.warn,
+    refused: (folder, error) => new Error(`cannot watch ${folder} for ${path}: ${describeSystemError(error)}`),
   });
 }

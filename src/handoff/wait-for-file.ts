@@ -1,7 +1,7 @@
 import { holderDied } from "./liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_USAGE } from "../base/errors.js";
 import { statOrUndefined } from "../base/files.js";
-import { watchHandOff, type HandOffWatch } from "./watch-hand-off.js";
+import { waitForHandOff } from "./watch-hand-off.js";
 
 // Waits for a previous step's post file (or any file: a cancel file, a ready file). watch-hand-off.ts says when to
 // look: the writer's lock when the writer is a baton, the folder's events (and a safety poll) otherwise.
@@ -31,39 +31,12 @@ export interface WaitOptions {
 
 export function waitForFile(file: string, options: WaitOptions): Promise<WaitOutcome> {
   const postFile = options.postFile ?? true;
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let watch: HandOffWatch | undefined;
-    const finish = (settle: () => void) => {
-      if (done) return;
-      done = true;
-      settle();
-      // Tidy up once the caller has moved on: its command is already starting. This is ~1 ms of code run for the
-      // first time, which would otherwise sit between the post file and the next command (make bench, row 1).
-      setImmediate(() => {
-        watch?.close();
-        options.signal.removeEventListener("abort", onAbort);
-      });
-    };
-    const look = (writerGone: boolean) => {
-      if (done) return;
-      try {
-        const outcome = lookForFile(file, options.content, postFile) ?? (writerGone ? "died" : undefined);
-        if (outcome) finish(() => resolve(outcome));
-      } catch (error) {
-        finish(() => reject(error));
-      }
-    };
-    const onAbort = () => finish(() => reject(options.signal.reason));
-
-    options.signal.addEventListener("abort", onAbort);
-    if (options.signal.aborted) return onAbort();
-    watch = watchHandOff(file, look, {
-      followWriter: postFile,
-      safetyPollMs: options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS,
-      warn: options.warn,
-      refused: (path, error) => finish(() => reject(new BatonError(`cannot watch ${path} for ${file}: ${describeSystemError(error)}`))),
-    });
+  return waitForHandOff(file, (writerGone) => lookForFile(file, options.content, postFile) ?? (writerGone ? "died" : undefined), {
+    signal: options.signal,
+    followWriter: postFile,
+    safetyPollMs: options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS,
+    warn: options.warn,
+    refused: (path, error) => new BatonError(`cannot watch ${path} for ${file}: ${describeSystemError(error)}`),
   });
 }
 

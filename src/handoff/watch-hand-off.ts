@@ -14,6 +14,54 @@ export interface HandOffWatch {
   close(): void;
 }
 
+export interface HandOffWait {
+  /** Aborting ends the wait: the promise rejects with signal.reason. */
+  signal: AbortSignal;
+  followWriter: boolean;
+  safetyPollMs: number;
+  warn: (message: string) => void;
+  /** The error the wait rejects with when a folder on the way can never be watched. */
+  refused: (path: string, error: NodeJS.ErrnoException) => Error;
+}
+
+/**
+ * The promise form of watchHandOff, the one both a step's wait and Argo's dependency wait use: resolves with the first
+ * value `look(writerGone)` returns, rejects with what it throws, or with the abort reason.
+ */
+export function waitForHandOff<T>(file: string, look: (writerGone: boolean) => T | undefined, options: HandOffWait): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    let watch: HandOffWatch | undefined;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      settle();
+      // Tidy up once the caller has moved on: its command is already starting. This is ~1 ms of code run for the
+      // first time, which would otherwise sit between the post file and the next command (make bench, row 1).
+      setImmediate(() => {
+        watch?.close();
+        options.signal.removeEventListener("abort", onAbort);
+      });
+    };
+    const onAbort = () => finish(() => reject(options.signal.reason));
+    options.signal.addEventListener("abort", onAbort);
+    if (options.signal.aborted) return onAbort();
+    watch = watchHandOff(
+      file,
+      (writerGone) => {
+        if (done) return;
+        try {
+          const value = look(writerGone);
+          if (value !== undefined) finish(() => resolve(value));
+        } catch (error) {
+          finish(() => reject(error));
+        }
+      },
+      { ...options, refused: (path, error) => finish(() => reject(options.refused(path, error))) },
+    );
+  });
+}
+
 export interface HandOffOptions {
   /** Follow the writer's liveness lock (a post file); false for a file no baton writes (a cancel file). */
   followWriter: boolean;
