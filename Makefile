@@ -132,7 +132,8 @@ $(IMAGE): $(SEA) $(addsuffix /baton,$(IMAGE_FOLDERS)) scripts/image.mjs $(IMAGE_
 
 image: $(IMAGE)
 
-# baton in a real container runtime: the examples, Tekton's pod and `podman pod stop` under `podman kube play`, with the
+# baton in a real container runtime: the examples, Tekton's pod, Argo's pod (on an executor image built by
+# examples/Containerfile.argoexec from a stand-in for Argo's) and `podman pod stop` under `podman kube play`, with the
 # image above and busybox images made here (no registry); `podman load`, `skopeo copy` and `docker load` of the image,
 # and a second build that must give the same bytes. Needs root. Installs podman, runc, catatonit, skopeo and Docker's
 # daemon (docker.io: only for `docker load`, run on a socket of the test's own) when they are missing.

@@ -63,7 +63,7 @@ export async function expectExit(child, what, okCodes = [0]) {
 }
 
 /** True once `pid` holds an inotify instance with at least one watch, i.e. a waiting step has armed its watch. */
-function hasInotifyWatch(pid) {
+export function hasInotifyWatch(pid) {
   let fds;
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
@@ -163,10 +163,11 @@ function eventLoopIdle(pid) {
 
 /**
  * Resolves once every process in `children` has its event loop idle (main thread in epoll_wait) in `looks` looks in a
- * row, `everyMs` apart: a waiting step whatever it waits with (inotify, a poll, a socket), its start-up over. Rejects
- * if one ends, or after `timeoutMs`.
+ * row, `everyMs` apart, or `isReady(child)` says so: a waiting step whatever it waits with (inotify, a poll, a
+ * socket), its start-up over. A step that polls under a heavy load is often runnable, not in epoll_wait: `isReady`
+ * can tell it by what it said. Rejects if one ends; resolves after `timeoutMs` anyway, with how many were not idle.
  */
-export async function waitUntilIdle(children, { timeoutMs = 30_000, looks = 3, everyMs = 50 } = {}) {
+export async function waitUntilIdle(children, { timeoutMs = 30_000, looks = 3, everyMs = 50, isReady = () => false } = {}) {
   const deadline = Date.now() + timeoutMs;
   const seen = new Map(children.map((c) => [c, 0]));
   while (seen.size > 0) {
@@ -176,13 +177,17 @@ export async function waitUntilIdle(children, { timeoutMs = 30_000, looks = 3, e
         throw new Error(`a waiting process ended early: exit ${r.code ?? r.signal}\n${r.stderr}`);
       }
       const next = eventLoopIdle(child.pid) ? count + 1 : 0;
-      if (next >= looks) seen.delete(child);
+      if (next >= looks || isReady(child)) seen.delete(child);
       else seen.set(child, next);
     }
     if (seen.size === 0) break;
-    if (Date.now() > deadline) throw new Error(`${seen.size} of ${children.length} processes not idle within ${timeoutMs} ms`);
+    if (Date.now() > deadline) {
+      warnOnce(`${seen.size} of ${children.length} processes not idle within ${timeoutMs} ms; going on without them`);
+      return seen.size;
+    }
     await sleep(everyMs);
   }
+  return 0;
 }
 
 /**

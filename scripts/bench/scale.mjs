@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  cpuTime, expectExit, inotifyInstances, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
+  cpuTime, expectExit, hasInotifyWatch, inotifyInstances, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
   waitUntilIdle,
 } from "./lib.mjs";
 
@@ -73,7 +73,9 @@ async function scaleOnce(ctx, rt, n, figure) {
         [probes.stepprobe, join(stamps, `started-${i}`), join(stamps, `exited-${i}`)]));
     }
     stepsRunning.push(...steps);
-    await waitUntilIdle([...steps, idleNode], { timeoutMs: 60_000 + 300 * n });
+    // A step is waiting once its event loop is idle, or it has armed its watch or said it polls (today's baton).
+    const isReady = (c) => hasInotifyWatch(c.pid) || isPollWarning(c.stderrSoFar?.() ?? "");
+    const notIdle = await waitUntilIdle([...steps, idleNode], { timeoutMs: 60_000 + 300 * n, isReady });
     phase("start");
     await sleep(SETTLE_MS);
 
@@ -109,7 +111,7 @@ async function scaleOnce(ctx, rt, n, figure) {
       stepsRunning.push(running, waiter);
       return { b, running, waiter };
     });
-    await waitUntilIdle(pairs.flatMap((p) => [p.running, p.waiter]), { timeoutMs: 30_000 + 1000 * killTrials });
+    await waitUntilIdle(pairs.flatMap((p) => [p.running, p.waiter]), { timeoutMs: 30_000 + 1000 * killTrials, isReady });
     const killNotice = [];
     for (const { b, running, waiter } of pairs) {
       const command = commandOf(running.pid);
@@ -189,9 +191,10 @@ async function scaleOnce(ctx, rt, n, figure) {
         steps: n, inotifyLimit: INOTIFY_LIMIT, quietSeconds: seconds, idleCpuUs, idleCpuTicksUs, nodeCpuUs,
         rssAnonKiB: rssKiB, nodeRssAnonKiB: nodeRssKiB, inotifyInstances: instances, wakeups, polling, saidPolling, killNoticeMs: killNotice,
         phaseSeconds: phases,
+        notIdle,
       },
       note: `Tekton's run/<i>/out, each step in its own mount namespace (the others' folders read-only), one user namespace with max_inotify_instances=${INOTIFY_LIMIT}; ` +
-        `hand-off: post file seen (C inotify watcher) -> next command started; idle CPU: schedstat of every thread over ${QUIET_MS / 1000} s, every step waiting; ` +
+        `hand-off: post file seen (C inotify watcher) -> next command started; idle CPU: schedstat of every thread over ${QUIET_MS / 1000} s, every step waiting${notIdle ? ` but ${notIdle} still starting` : ""}; ` +
         `seconds spent: ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join(", ")}`,
     };
   } finally {

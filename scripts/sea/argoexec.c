@@ -24,10 +24,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,10 +38,10 @@ static char dir[PATH_MAX];      /* this file's folder */
 static char kit[PATH_MAX + 8];  /* DIR/baton */
 static const char *argo_root;   /* /var/run/argo, or $BATON_ARGO_ROOT */
 
-/* One line on stderr and in the termination message, then, for emissary, 64 in ctr/<name>/exitcode; exit 64. */
+static int emissary_mode;       /* argv[1] is "emissary" */
 static void write_exitcode(void);
-static int emissary_mode;
 
+/* One line on stderr and in the termination message, then, for emissary, 64 in ctr/<name>/exitcode; exit 64. */
 static void fail(const char *format, ...) {
   char message[PATH_MAX + 256];
   va_list args;
@@ -60,6 +61,14 @@ static void fail(const char *format, ...) {
   exit(EXIT_EXECUTOR);
 }
 
+/* An unpredictable name for a file or folder this program makes in a shared folder: PREFIX-<64 random bits>. */
+static void unpredictable(char *out, size_t size, const char *prefix) {
+  unsigned long long bits = 0;
+  if (getrandom(&bits, sizeof bits, GRND_NONBLOCK) != (ssize_t)sizeof bits) /* no entropy yet: pid and ASLR */
+    bits ^= (unsigned long long)getpid() << 32 ^ (unsigned long long)(uintptr_t)&bits;
+  snprintf(out, size, "%s-%016llx", prefix, bits);
+}
+
 /* ROOT/ctr/NAME/exitcode = "64", written as baton writes it (a temporary file renamed into place: never seen empty).
  * The folders are Argo's (0777, as its emissary makes them); nothing is followed that another container could have
  * made a symlink. */
@@ -75,7 +84,7 @@ static void write_exitcode(void) {
   if ((ctr = openat(root, "ctr", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) goto out;
   if (mkdirat(ctr, name, 0777) != 0 && errno != EEXIST) goto out;
   if ((own = openat(ctr, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) goto out;
-  snprintf(tmp, sizeof tmp, ".exitcode-%ld-%lx", (long)getpid(), (unsigned long)random());
+  unpredictable(tmp, sizeof tmp, ".exitcode");
   if ((fd = openat(own, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) goto out;
   if (write(fd, "64", 2) != 2 || close(fd) != 0 || renameat(own, tmp, own, "exitcode") != 0) unlinkat(own, tmp, 0);
   fd = -1;
@@ -122,6 +131,33 @@ static void run(const char *program, char **argv) {
 
 /* --- init: DIR/baton/ copied to ROOT/baton/ --- */
 
+/* SIZE bytes from IN to OUT: copy_file_range(2) where the kernel does it (both files on one filesystem type; across
+ * types, as from an image's overlayfs to an emptyDir, it refuses with EXDEV), else read and write, every short write
+ * resumed, so that a full volume is told as ENOSPC. 0, or -1 with errno (0: the file shrank). */
+static int copy_bytes(int in, int out, off_t size) {
+  static char buffer[1 << 20];
+  static int by_hand;
+  for (off_t left = size; left > 0;) {
+    ssize_t n = by_hand ? -1 : copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+    if (n < 0 && (by_hand || errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+      by_hand = 1;
+      n = read(in, buffer, (size_t)(left < (off_t)sizeof buffer ? left : (off_t)sizeof buffer));
+      for (ssize_t done = 0; n > 0 && done < n;) {
+        ssize_t written = write(out, buffer + done, (size_t)(n - done));
+        if (written < 0) return -1;
+        done += written;
+      }
+    }
+    if (n < 0) return -1;
+    if (n == 0) {
+      errno = 0;
+      return -1;
+    }
+    left -= n;
+  }
+  return 0;
+}
+
 static void copy_file(int from_dir, int to_dir, const char *name, const struct stat *st) {
   int in = openat(from_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0) fail("cannot read %s/.../%s: %s", kit, name, strerror(errno));
@@ -129,17 +165,8 @@ static void copy_file(int from_dir, int to_dir, const char *name, const struct s
   mode_t mode = st->st_mode & 0111 ? 0555 : 0444;
   int out = openat(to_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0) fail("cannot create %s in %s: %s", name, argo_root, strerror(errno));
-  /* In the kernel, and a reflink where the image's and the volume's filesystems share one that can. */
-  for (off_t left = st->st_size; left > 0;) {
-    ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-    if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
-      char buffer[1 << 16];
-      n = read(in, buffer, sizeof buffer);
-      if (n > 0 && write(out, buffer, (size_t)n) != n) n = -1;
-    }
-    if (n < 0) fail("cannot copy %s to %s: %s", name, argo_root, strerror(errno));
-    if (n == 0) fail("cannot copy %s to %s: it shrank while being copied", name, argo_root);
-    left -= n;
+  if (copy_bytes(in, out, st->st_size) != 0) {
+    fail("cannot copy %s to %s: %s", name, argo_root, errno ? strerror(errno) : "it shrank while being copied");
   }
   if (fchmod(out, mode) != 0 || close(out) != 0) fail("cannot write %s in %s: %s", name, argo_root, strerror(errno));
   close(in);
@@ -190,7 +217,7 @@ static void install(void) {
   char tmp[64];
   int made = 0;
   for (int attempt = 0; attempt < 100 && !made; attempt++) {
-    snprintf(tmp, sizeof tmp, ".baton-%ld-%lx", (long)getpid(), (unsigned long)random());
+    unpredictable(tmp, sizeof tmp, ".baton");
     made = mkdirat(root, tmp, 0700) == 0;
     if (!made && errno != EEXIST) fail("cannot create a folder in %s: %s", argo_root, strerror(errno));
   }
@@ -212,7 +239,6 @@ int main(int argc, char **argv) {
   const char *root = getenv("BATON_ARGO_ROOT");
   argo_root = root && *root ? root : "/var/run/argo";
   emissary_mode = strcmp(command, "emissary") == 0;
-  srandom((unsigned)getpid() ^ (unsigned)(uintptr_t)&argc);
   find_dir(argv0);
 
   char program[PATH_MAX + 32];

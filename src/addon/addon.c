@@ -1,5 +1,5 @@
-// baton-reaper.node: the system calls Node does not expose: the three that reaping orphans needs, and flock() for the
-// liveness lock (src/handoff/liveness-lock.ts).
+// baton-reaper.node: the system calls Node does not expose: the three that reaping orphans needs, flock() for the
+// liveness lock (src/handoff/liveness-lock.ts), and a spawn that takes bytes (src/run/exact-bytes.ts).
 // Plain Node-API (C, no C++ runtime), so one build loads into every Node >= 20 and into the standalone build.
 // Every function returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in src/run/reaper.ts,
 // on the main thread, never inside a signal handler.
@@ -7,6 +7,9 @@
 #define NAPI_VERSION 8
 #include <errno.h>
 #include <node_api.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
@@ -88,6 +91,105 @@ static napi_value flock_fd(napi_env env, napi_callback_info info) {
   return int_value(env, rc == -1 ? errno : 0);
 }
 
+// A copy of a Buffer's bytes, NUL-terminated (malloc'd; NULL when it is not a Buffer or holds a NUL).
+static char *buffer_string(napi_env env, napi_value value) {
+  void *data;
+  size_t length;
+  bool is_buffer = false;
+  if (napi_is_buffer(env, value, &is_buffer) != napi_ok || !is_buffer) return NULL;
+  if (napi_get_buffer_info(env, value, &data, &length) != napi_ok || memchr(data, 0, length) != NULL) return NULL;
+  char *copy = malloc(length + 1);
+  if (copy == NULL) return NULL;
+  memcpy(copy, data, length);
+  copy[length] = '\0';
+  return copy;
+}
+
+static void free_strings(char **strings) {
+  if (strings == NULL) return;
+  for (char **s = strings; *s != NULL; s++) free(*s);
+  free(strings);
+}
+
+// A NULL-terminated vector of copies of an array of Buffers; NULL when one is not a Buffer.
+static char **buffer_strings(napi_env env, napi_value array) {
+  uint32_t count = 0;
+  if (napi_get_array_length(env, array, &count) != napi_ok) return NULL;
+  char **strings = calloc((size_t)count + 1, sizeof *strings);
+  if (strings == NULL) return NULL;
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    if (napi_get_element(env, array, i, &element) != napi_ok || (strings[i] = buffer_string(env, element)) == NULL) {
+      free_strings(strings);
+      return NULL;
+    }
+  }
+  return strings;
+}
+
+// spawnBytes(file, argv, envp): the command started with exactly these bytes (Buffers), which Node's spawn cannot
+// take: posix_spawnp (PATH searched as execvp does) in a session of its own (setsid, as child_process's detached),
+// every signal at its default and none blocked, stdio inherited. The pid, or -errno (exec's failure included: glibc
+// reports it). Its exit status is collected with waitStatus().
+static napi_value spawn_bytes(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value args[3];
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 3) {
+    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
+    return NULL;
+  }
+  char *file = buffer_string(env, args[0]);
+  char **argv = buffer_strings(env, args[1]);
+  char **envp = buffer_strings(env, args[2]);
+  if (file == NULL || argv == NULL || envp == NULL) {
+    free(file);
+    free_strings(argv);
+    free_strings(envp);
+    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
+    return NULL;
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigfillset(&defaults);
+  sigdelset(&defaults, SIGKILL);
+  sigdelset(&defaults, SIGSTOP);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  // Node may hold its stdio close-on-exec: dup2 of a descriptor onto itself clears that in the child (POSIX 2018).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int fd = 0; fd <= 2; fd++) posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, file, &actions, &attr, argv, envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  free(file);
+  free_strings(argv);
+  free_strings(envp);
+  return int_value(env, rc == 0 ? (int)pid : -rc);
+}
+
+// waitStatus(pid): waitpid(pid, WNOHANG) for a child spawnBytes started: -1 while it runs, -2 when it is not (or no
+// longer) a child of ours, else the raw wait status (exit code in bits 8-15, or the signal in bits 0-6).
+static napi_value wait_status(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t pid = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_int32(env, argv[0], &pid) != napi_ok || pid <= 0) {
+    napi_throw_type_error(env, NULL, "waitStatus(pid): pid must be a positive integer");
+    return NULL;
+  }
+  int status = 0, rc;
+  do rc = waitpid(pid, &status, WNOHANG);
+  while (rc == -1 && errno == EINTR);
+  if (rc == -1) return errno == ECHILD ? int_value(env, -2) : throw_errno(env, "waitpid");
+  return int_value(env, rc == 0 ? -1 : status & 0xffff);
+}
+
 // _exit(code): baton's last act, once everything is written. process.exit() first shuts down Node's platform, joining
 // its worker threads, and a V8 worker parked in a concurrent compile waiting for a main-thread GC deadlocks that join
 // (nodejs/node#54918, still open; seen here on Node 24 after a 200 MiB capture, baton stuck at exit for good).
@@ -106,6 +208,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"becomeSubreaper", NULL, become_subreaper, NULL, NULL, NULL, napi_enumerable, NULL},
       {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"spawnBytes", NULL, spawn_bytes, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"waitStatus", NULL, wait_status, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   return exports;

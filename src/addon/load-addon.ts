@@ -16,6 +16,10 @@ export interface NativeAddon {
   flock(fd: number, operation: number): number;
   /** _exit(code): ends the process without Node's platform shutdown (src/process/exit.ts). */
   exitNow(code: number): never;
+  /** posix_spawnp of exactly these bytes, setsid, signals at default: the pid, or -errno (src/run/exact-bytes.ts) */
+  spawnBytes(file: Buffer, argv: Buffer[], envp: Buffer[]): number;
+  /** waitpid(pid, WNOHANG) of a spawnBytes child: -1 running, -2 not a child, else the raw wait status */
+  waitStatus(pid: number): number;
 }
 
 export const ADDON_FILE = "baton-reaper.node";

@@ -102,7 +102,6 @@ function retryOf(strategy: JsonObject | undefined): Template["retry"] {
 
 /** The value of the key that matches `name` as Go does: case-insensitively, the last such key in the object. */
 function field(o: JsonObject, name: string): Json | undefined {
-  if (Object.hasOwn(o, name)) return o[name];
   const lower = name.toLowerCase();
   let found: Json | undefined;
   for (const key of Object.keys(o)) if (key.toLowerCase() === lower) found = o[key];

@@ -1,5 +1,5 @@
 import {
-  closeSync, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, renameSync, rmSync,
+  closeSync, constants, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, renameSync, rmSync,
   symlinkSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -62,7 +62,15 @@ function copyLibFolder(src: string, dest: string): void {
  * copy in Node 22+ reports a full disk as EIO.
  */
 function copyFolder(src: string, dest: string): void {
-  mkdirSync(dest, { mode: 0o755 });
+  mkdirSync(dest, { mode: 0o700 });
+  // The source's mode exactly, whatever the umask: under umask 077 lib/ would be 0700, and a step of another uid could
+  // not start baton. fchmod on the folder just made (O_NOFOLLOW): nothing swapped in its place is changed.
+  const fd = openSync(dest, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    fchmodSync(fd, lstatSync(src).mode & 0o7777);
+  } finally {
+    closeSync(fd);
+  }
   for (const name of readdirSync(src)) {
     const from = join(src, name);
     const to = join(dest, name);
@@ -73,10 +81,13 @@ function copyFolder(src: string, dest: string): void {
   }
 }
 
-/** Copies the file `src` (baton's own) into the open descriptor `fd`, sets its mode and closes it. */
+/**
+ * Copies the regular file `src` into the open descriptor `fd`, sets its mode and closes it. `src` is baton's own, or
+ * `cp SRC`'s: a symlink there is followed (an image's /usr/bin/x), but a FIFO or a device is refused, never blocks.
+ */
 function copyContent(src: string, fd: number, mode: number): void {
   try {
-    const input = openSync(src, "r");
+    const { fd: input } = openRegularFile(src, { followSymlink: true });
     try {
       const buffer = Buffer.allocUnsafe(1024 * 1024);
       for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) writeAll(fd, buffer.subarray(0, n));

@@ -2,6 +2,9 @@ import type { StdioOptions } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { constants } from "node:os";
 import type { Readable } from "node:stream";
+import { loadNativeAddon, type NativeAddon } from "../addon/load-addon.js";
+import { warn } from "../base/warn.js";
+import { exactBytes, type ExactLaunch } from "./exact-bytes.js";
 
 // Starts a program in a process group of its own (setsid). With inherited stdio (every step that does not capture
 // its output) it goes through `process_wrap`, the binding that child_process.spawn itself calls: loading
@@ -51,6 +54,13 @@ const INHERIT = [0, 1, 2].map((fd) => ({ type: "inherit", fd }));
 
 export function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit"): SpawnedProcess {
   const inherited = stdio === "inherit" || (Array.isArray(stdio) && stdio.every((s) => s === "inherit"));
+  // Bytes that are not UTF-8 in baton's argv or environment: only the addon can pass them on (exact-bytes.ts).
+  const exact = exactBytes([program, ...args]);
+  if (exact && !inherited) warn("baton's argv or environment is not UTF-8, and a captured command gets them as decoded text");
+  else if (exact) {
+    const addon = addonOrWarn();
+    if (addon) return new ExactProcess(addon, exact);
+  }
   if (inherited && ProcessWrap) return new InheritedProcess(ProcessWrap, program, args);
   try {
     return childProcess().spawn(program, args, { stdio, detached: true });
@@ -59,6 +69,48 @@ export function spawnProcess(program: string, args: readonly string[], stdio: St
     // 128 KiB), ENOMEM, EINVAL. Then it is an 'error' too, reported as any spawn failure (it was an internal error).
     if (typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
     return new FailedProcess(error as NodeJS.ErrnoException);
+  }
+}
+
+function addonOrWarn(): NativeAddon | undefined {
+  try {
+    return loadNativeAddon();
+  } catch (error) {
+    warn(`baton's argv or environment is not UTF-8, and without its addon (${error instanceof Error ? error.message : String(error)}) the command gets them as decoded text`);
+    return undefined;
+  }
+}
+
+/**
+ * A command started from bytes by the addon (posix_spawnp, setsid, stdio inherited). Its exit status is not libuv's
+ * to collect: each SIGCHLD asks the addon for it (the reaper leaves a tracked pid alone, src/run/children.ts).
+ */
+class ExactProcess extends EventEmitter implements SpawnedProcess {
+  readonly pid: number | undefined;
+  readonly stdout = null;
+  readonly stderr = null;
+
+  constructor(addon: NativeAddon, { argv, env }: ExactLaunch) {
+    super();
+    const pid = addon.spawnBytes(argv[0]!, argv, env);
+    if (pid < 0) {
+      const code = errnoName(pid);
+      const program = argv[0]!.toString();
+      const error: NodeJS.ErrnoException = Object.assign(new Error(`spawn ${program} ${code}`), { errno: pid, code, syscall: `spawn ${program}`, path: program });
+      process.nextTick(() => this.emit("error", error));
+      return;
+    }
+    this.pid = pid;
+    const collect = () => {
+      const status = addon.waitStatus(pid);
+      if (status === -1) return;
+      process.removeListener("SIGCHLD", collect);
+      const signal = status & 0x7f;
+      const name = signal === 0 ? null : (Object.keys(constants.signals).find((n) => constants.signals[n as NodeJS.Signals] === signal) as NodeJS.Signals);
+      this.emit("exit", signal === 0 ? (status >> 8) & 0xff : null, name ?? null);
+    };
+    process.on("SIGCHLD", collect);
+    setImmediate(collect); // in case it ended before the listener was there
   }
 }
 

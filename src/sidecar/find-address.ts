@@ -9,9 +9,9 @@ import { isIP } from "node:net";
 // the name resolves the probe still waits for the queue: readiness came seconds late. So:
 // - at most one getaddrinfo per host runs at a time: an attempt joins it instead of starting another, and its answer,
 //   however late, serves the next attempt;
-// - beside it, each attempt asks the DNS servers itself with c-ares (dns.Resolver: no thread pool, its own timeout,
-//   cancelled when the attempt ends), the search list applied as glibc applies it, so a name is found within one
-//   attempt of the DNS answering.
+// - beside it, when that has not answered within 100 ms, each attempt asks the DNS servers itself with c-ares
+//   (dns.Resolver: no thread pool, its own timeout, cancelled when the attempt ends), the search list applied as glibc
+//   applies it, so a name is found within one attempt of the DNS answering.
 
 /** One getaddrinfo per host at most; the last answer one gave, kept for the next attempt. */
 const running = new Map<string, Promise<void>>();
@@ -38,8 +38,25 @@ export async function findAddress(host: string, timeoutMs: number, signal: Abort
     if (address !== undefined) lastAnswer.delete(host);
     return address;
   });
-  return firstAddress([fromSystem, askDns(host, timeoutMs, signal)], signal);
+  // The DNS servers are asked only when the system resolver has not answered at once: a name in /etc/hosts
+  // (localhost, the common probe) costs no query, and a pod's DNS sees none for it.
+  const fromDns = new Promise<string | undefined>((resolve) => {
+    const stop = () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve(askDns(host, timeoutMs, signal));
+    }, ASK_DNS_AFTER_MS);
+    signal.addEventListener("abort", stop, { once: true });
+    void fromSystem.then((address) => address !== undefined && stop());
+  });
+  return firstAddress([fromSystem, fromDns], signal);
 }
+
+/** How long the system resolver has to answer before baton asks the DNS servers itself. */
+const ASK_DNS_AFTER_MS = 100;
 
 /** The first of `answers` that gives an address; undefined once all gave none, or when `signal` aborts. */
 function firstAddress(answers: Promise<string | undefined>[], signal: AbortSignal): Promise<string | undefined> {

@@ -12,7 +12,7 @@ export function evaluateCel(expression: string): boolean {
   try {
     parsed = parse(expression);
   } catch (error) {
-    throw new Error(`CEL expression ${JSON.stringify(expression)} does not compile: ${firstLine(error)}`);
+    throw new Error(`CEL expression ${quote(expression)} does not compile: ${firstLine(error)}`);
   }
   let value: unknown;
   try {
@@ -20,11 +20,16 @@ export function evaluateCel(expression: string): boolean {
   } catch (error) {
     value = error; // reported as a failure below
   }
-  if (isCelError(value) || value instanceof Error) throw new Error(`CEL expression ${JSON.stringify(expression)} failed: ${firstLine(value)}`);
+  if (isCelError(value) || value instanceof Error) throw new Error(`CEL expression ${quote(expression)} failed: ${firstLine(value)}`);
   if (typeof value !== "boolean") {
-    throw new Error(`CEL expression ${JSON.stringify(expression)} gives ${describe(value)}, not a bool`);
+    throw new Error(`CEL expression ${quote(expression)} gives ${describe(value)}, not a bool`);
   }
   return value;
+}
+
+/** The expression as the error names it: quoted, and cut short, so that one line stays readable whatever its size. */
+function quote(expression: string): string {
+  return JSON.stringify(expression.length > 200 ? `${expression.slice(0, 200)}...` : expression);
 }
 
 function firstLine(error: unknown): string {

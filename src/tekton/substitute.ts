@@ -80,7 +80,7 @@ export function parseReference(text: string): Reference {
 /** Reads and resolves references against <stepsDir>/step-<name>/results/<result>, each file once. */
 export class StepResults {
   private readonly cache = new Map<string, ResultValue>();
-  constructor(private readonly stepsDir: string) {}
+  constructor(private readonly stepsDir: string, private readonly output = new SubstitutionOutput()) {}
 
   private load(step: string, result: string, text: string): ResultValue {
     const path = join(this.stepsDir, `step-${step}`, "results", result);
@@ -122,7 +122,7 @@ export class StepResults {
     let out = text;
     for (const match of text.match(STEP_RESULT) ?? []) {
       const value = this.resolve(match);
-      out = replaceAll(out, match, typeof value === "string" ? value : "");
+      out = this.output.replaceAll(out, match, typeof value === "string" ? value : "");
     }
     return out;
   }
@@ -138,7 +138,7 @@ export class StepResults {
         }
         out = value;
       } else {
-        out[0] = replaceAll(out[0]!, match, Array.isArray(value) ? "" : value);
+        out[0] = this.output.replaceAll(out[0]!, match, Array.isArray(value) ? "" : value);
       }
     }
     return out;
@@ -146,11 +146,28 @@ export class StepResults {
 }
 
 /**
- * Go's strings.ReplaceAll: `value` goes in byte for byte. String.prototype.replaceAll with a string would read `$&`,
- * `$'`, `` $` `` and `$$` in a result's value as patterns.
+ * How much text one step's substitutions may produce, all together: 16 Mi characters, far beyond what exec(2) takes
+ * (128 KiB per argument, ~2 MiB in all) or a script needs. A result file is bounded in size, but references multiply
+ * it: a 1 MiB result named 2000 times in an argument would build gigabytes before exec refused them.
  */
-function replaceAll(text: string, reference: string, value: string): string {
-  return text.split(reference).join(value);
+export const SUBSTITUTION_LIMIT = 16 * 2 ** 20;
+
+/** The text substitutions produce, counted against SUBSTITUTION_LIMIT. */
+export class SubstitutionOutput {
+  private used = 0;
+
+  /**
+   * Go's strings.ReplaceAll: `value` goes in byte for byte. String.prototype.replaceAll with a string would read
+   * `$&`, `$'`, `` $` `` and `$$` in a result's value as patterns. The size is counted before the text is built.
+   */
+  replaceAll(text: string, reference: string, value: string): string {
+    const parts = text.split(reference);
+    this.used += text.length + (parts.length - 1) * (value.length - reference.length);
+    if (this.used > SUBSTITUTION_LIMIT) {
+      throw new SubstitutionError(`${reference}: the substituted text would pass ${SUBSTITUTION_LIMIT / 2 ** 20} Mi characters, baton's limit for a step's substitutions`);
+    }
+    return parts.join(value);
+  }
 }
 
 export function hasStepReference(text: string): boolean {
@@ -165,7 +182,7 @@ export function artifactValuesJson(values: unknown): string {
     const digest = v?.digest;
     if (digest && typeof digest === "object" && Object.keys(digest).length > 0) {
       const keys = Object.keys(digest).sort();
-      fields.push(`"digest":{${keys.map((k) => `${goJson(k)}:${goJson(String(digest[k]))}`).join(",")}}`);
+      fields.push(`"digest":{${keys.map((k) => `${goJson(k)}:${goJson(digestValue(k, digest[k]))}`).join(",")}}`);
     }
     if (typeof v?.uri === "string" && v.uri !== "") fields.push(`"uri":${goJson(v.uri)}`);
     return `{${fields.join(",")}}`;
@@ -173,14 +190,21 @@ export function artifactValuesJson(values: unknown): string {
   return `[${items.join(",")}]`;
 }
 
+/** A digest's value: a string, as Go's map[string]string takes it (null is ""); anything else is refused, as Go refuses it. */
+function digestValue(algorithm: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  throw new SubstitutionError(`the digest ${JSON.stringify(algorithm.slice(0, 80))} is not a string`);
+}
+
 /** Resolves $(steps.<step>.inputs|outputs.<name>) against <stepsDir>/step-<step>/artifacts/provenance.json. */
 export class StepArtifacts {
-  constructor(private readonly stepsDir: string) {}
+  constructor(private readonly stepsDir: string, private readonly output = new SubstitutionOutput()) {}
 
   inString(text: string): string {
     let out = text;
     for (const match of text.matchAll(STEP_ARTIFACT)) {
-      out = replaceAll(out, match[0], this.resolve(match[0], match[1]!, match[0].includes(".inputs.") ? "inputs" : "outputs", match[2]!));
+      out = this.output.replaceAll(out, match[0], this.resolve(match[0], match[1]!, match[0].includes(".inputs.") ? "inputs" : "outputs", match[2]!));
     }
     return out;
   }
@@ -197,7 +221,12 @@ export class StepArtifacts {
     const list = (parsed as Record<string, unknown> | null)?.[kind];
     const artifact = Array.isArray(list) ? list.find((a: { name?: unknown }) => a?.name === name) : undefined;
     if (!artifact) throw new SubstitutionError(`${text}: no ${kind} artifact named ${name} in ${path}`);
-    return artifactValuesJson((artifact as { values?: unknown }).values);
+    try {
+      return artifactValuesJson((artifact as { values?: unknown }).values);
+    } catch (error) {
+      if (error instanceof SubstitutionError) throw new SubstitutionError(`${text}: ${path}: ${error.message}`);
+      throw error;
+    }
   }
 }
 
@@ -214,8 +243,9 @@ export interface Substituted {
  */
 export function substituteCommand(command: readonly string[], env: NodeJS.ProcessEnv, tektonRoot: string): Substituted {
   const stepsDir = join(tektonRoot, "steps");
-  const results = new StepResults(stepsDir);
-  const artifacts = new StepArtifacts(stepsDir);
+  const output = new SubstitutionOutput();
+  const results = new StepResults(stepsDir, output);
+  const artifacts = new StepArtifacts(stepsDir, output);
   let newEnv: NodeJS.ProcessEnv | undefined;
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || !hasStepReference(value)) continue;

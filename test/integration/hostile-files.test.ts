@@ -297,6 +297,28 @@ for (const [build, label] of BUILDS) {
     assert.equal(readJson(`${post}.err`).reason, "CommandNotExecutable");
   });
 
+  test(`${label}: Tekton's cp with a FIFO as SRC is refused at once instead of blocking`, async () => {
+    const dir = tempDir();
+    mkfifo(join(dir, "src"));
+    const exit = await runWithin(["cp", join(dir, "src"), join(dir, "dest")], build ? { baton: [...build] } : {});
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: cannot copy .*\/src to .*\/dest: a FIFO, not a regular file/);
+    assert.deepEqual(readdirSync(dir), ["src"], "no temporary file left");
+  });
+
+  test(`${label}: baton init under umask 077 makes a copy that another uid can start`, { skip: skipRoot }, async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "bin"), { mode: 0o755 });
+    chmodSync(dir, 0o755);
+    const dest = join(dir, "bin/baton");
+    const prefix = ["sh", "-c", 'umask 077 && exec "$@"', "sh"];
+    const exit = await runWithin(["init", dest], { prefix, ...(build ? { baton: [...build] } : {}) });
+    assert.equal(exit.code, 0, exit.stderr);
+    const start = build ? [dest] : [process.execPath, dest];
+    const other = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...start, "--version"], { encoding: "utf8" });
+    assert.match(other, /^baton /);
+  });
+
   test(`${label}: baton init onto a full disk says ENOSPC (the standalone build's copy of lib/ said EIO)`, { skip: skipRoot }, async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "full"));

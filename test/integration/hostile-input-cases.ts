@@ -132,6 +132,39 @@ export function hostileInputCases(build: string, baton: readonly string[]): void
     assert.equal(readJson(post).reason, "Completed");
   });
 
+  test(`${build}: a result named thousands of times is refused before it grows past the substitution limit: POST.err, exit 1`, async () => {
+    const { dir, root, post, env, base } = tektonPod();
+    writeResult(root, "prev", "r", "v".repeat(4096));
+    const argument = "$(steps.prev.results.r)".repeat(4200); // 97 KB here; 17 Mi characters once substituted
+    const exit = await runBaton([...base, "-entrypoint", "touch", "--", join(dir, "ran"), argument], { env, baton: words });
+    assert.equal(exit.code, 1, exit.stderr.slice(0, 500));
+    assert.match(exit.stderr, /^baton: \$\(steps\.prev\.results\.r\): the substituted text would pass 16 Mi characters, baton's limit for a step's substitutions$/m);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: an artifact digest that is not a string (a deep array) is refused in one line, not a stack overflow`, async () => {
+    const { dir, root, post, env, base } = tektonPod();
+    mkdirSync(join(root, "steps/step-prev/artifacts"), { recursive: true });
+    const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+    writeFileSync(join(root, "steps/step-prev/artifacts/provenance.json"), `{"outputs":[{"name":"o","values":[{"uri":"u","digest":{"sha256":${deep}}}]}]}`);
+    const exit = await runBaton([...base, "-entrypoint", "touch", "--", join(dir, "ran"), "$(steps.prev.outputs.o)"], { env, baton: words });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: \$\(steps\.prev\.outputs\.o\): .*provenance\.json: the digest "sha256" is not a string$/m);
+    assertOneLine(exit.stderr);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+  });
+
+  test(`${build}: a CEL expression of 60 KB that does not compile is named in a short line`, async () => {
+    const { post, env, base } = tektonPod();
+    const cel = `${"(".repeat(30_000)}true${")".repeat(29_999)}`;
+    const exit = await runBaton([...base, "-when_expressions", JSON.stringify([{ cel }]), "-entrypoint", "true", "--"], { env, baton: words });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: CEL expression "\(+\.\.\." does not compile: /m);
+    assert.ok(exit.stderr.length < 1000, `${exit.stderr.length} bytes on stderr`);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+  });
+
   for (const flag of ["-toString=x", "-constructor", "-__proto__", "-hasOwnProperty=1", "-valueOf"]) {
     test(`${build}: Tekton flag ${flag} (an Object.prototype name) is an unknown flag: exit 2, POST.err`, async () => {
       const { dir, post, env } = tektonPod();
@@ -194,5 +227,33 @@ export function hostileInputCases(build: string, baton: readonly string[]): void
     const exit = await sidecar.exited;
     assert.equal(exit.code, 0, exit.stderr);
     assertOneLine(exit.stderr);
+  });
+}
+
+/** Hex of what `sh` was started with: its argv and environment from /proc, as the kernel holds them. */
+const SHOW_BYTES = 'od -An -tx1 /proc/$$/cmdline | tr -d " \\n"; echo; od -An -tx1 /proc/$$/environ | tr -d " \\n"';
+
+export function exactBytesCases(build: string, baton: readonly string[]): void {
+  test(`${build}: argv and environment that are not UTF-8 reach the command byte for byte`, async () => {
+    // The bytes are made by printf, since Node's spawn (this test's) takes strings: N\xffA=v\xfex (a name that is not
+    // UTF-8), V=a\xffb, and the command's last argument x\xff\xfey.
+    const raw = 'exec env "$(printf "N\\377A=v\\376x")" V="$(printf "a\\377b")" "$@" "$(printf "x\\377\\376y")"';
+    const exit = await runBaton(["--", "sh", "-c", SHOW_BYTES, "sh"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    const [argv, environ] = exit.stdout.trim().split("\n");
+    const hex = (text: string) => Buffer.from(text, "latin1").toString("hex");
+    assert.ok(argv!.endsWith(`00${hex("sh")}00${hex("x\xff\xfey")}00`), `argv: ${argv}`);
+    assert.ok(environ!.includes(`00${hex("N\xffA=v\xfex")}00`) || environ!.startsWith(hex("N\xffA=v\xfex")), `environ: ${environ}`);
+    assert.ok(environ!.includes(`00${hex("V=a\xffb")}00`) || environ!.startsWith(hex("V=a\xffb")), `environ: ${environ}`);
+    assertOneLine(exit.stderr);
+  });
+
+  test(`${build}: a captured command gets such bytes decoded, and baton says so in one line; the capture works`, async () => {
+    const dir = tempDir();
+    const raw = 'exec "$@" "$(printf "x\\377y")"';
+    const exit = await runBaton(["--stdout-path", join(dir, "out"), "--", "printf", "%s"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(readFileSync(join(dir, "out"), "utf8"), "x\ufffdy");
+    assert.match(exit.stderr, /^baton: baton's argv or environment is not UTF-8, and a captured command gets them as decoded text$/m);
   });
 }

@@ -206,14 +206,15 @@ test("with baton's real folder: the pod's copy runs `emissary` (the command, its
   assert.equal(await ended, "SIGTERM");
 });
 
-test("as users other than root: init as 8737 (Argo's nonroot executor image), emissary as 65534 (a step's image)", { skip: !IS_ROOT && "needs root to change users" }, async (t) => {
+test("as users other than root: init as 8737 under umask 077 (Argo's nonroot executor image), emissary as 65534 (a step's image)", { skip: !IS_ROOT && "needs root to change users" }, async (t) => {
   const { bin, root, env } = layout(t, { baton: "folder" });
   // What the kubelet gives: an emptyDir writable by everyone; the image's files owned by root, readable by all.
   chmodSync(join(root, ".."), 0o755);
   chmodSync(root, 0o777);
   const as = (uid: number, args: string[], extra: NodeJS.ProcessEnv = {}) =>
     run("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...args], { ...env, ...extra });
-  const init = await as(8737, [join(bin, "argoexec"), "init"]);
+  // Under umask 077 too: the modes are set, not left to the umask.
+  const init = await as(8737, ["/bin/sh", "-c", 'umask 077; exec "$0" init', join(bin, "argoexec")]);
   assert.equal(init.code, 0, init.stderr);
   assert.equal(statSync(join(root, "baton")).uid, 8737);
   copyFileSync(join(bin, "argoexec"), join(root, "argoexec"));
@@ -222,4 +223,15 @@ test("as users other than root: init as 8737 (Argo's nonroot executor image), em
   assert.equal(emissary.code, 0, emissary.stderr);
   assert.equal(emissary.stdout, "65534\n");
   assert.equal(readFileSync(join(root, "ctr/main/exitcode"), "utf8"), "0");
+});
+
+test("init on a full volume: exit 64, one line naming the file, no /var/run/argo/baton, Argo's init not run", { skip }, async (t) => {
+  const { bin, root, env } = layout(t, { baton: "folder" });
+  // A 4 MiB tmpfs as /var/run/argo, in a mount namespace of its own: the 111 MB folder does not fit.
+  const script = 'mount -t tmpfs -o size=4m tmpfs "$1" || exit 99; shift; "$@"; code=$?; ls -A "$BATON_ARGO_ROOT"; exit $code';
+  const init = await run("unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", root, join(bin, "argoexec"), "init"], env);
+  assert.equal(init.code, 64, init.stderr);
+  assert.match(init.stderr, /^baton: argoexec: cannot copy \S+ to .*: No space left on device\n$/);
+  assert.doesNotMatch(init.stdout, /^baton$/m, "no ROOT/baton: a container never finds half a folder");
+  assert.doesNotMatch(init.stdout, /^argo /m, "Argo's init did not run");
 });

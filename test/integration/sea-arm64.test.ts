@@ -170,7 +170,8 @@ test("arm64: baton init DEST copies the whole folder, and the copy runs", { skip
   const init = await runBaton(["init", "/workspace/bin/baton"], inRoot(root));
   assert.equal(init.code, 0, init.stderr);
   const list = (dir: string) => execFileSync("find", [".", "-type", "f", "-printf", "%p %s\n"], { cwd: dir, encoding: "utf8" }).split("\n").sort();
-  assert.deepEqual(list(join(root, "workspace/bin")), list(ARM64_DIR));
+  // All but argoexec, which is for an Argo executor image (docs/argo.md), not for a step (as on x64: sea.test.ts).
+  assert.deepEqual(list(join(root, "workspace/bin")), list(ARM64_DIR).filter((f) => !f.startsWith("./argoexec ")));
   assert.equal(statSync(join(root, "workspace/bin/baton")).mode & 0o777, 0o755);
 
   const step = await runBaton(["--", "/bin/busybox", "echo", "from the copy"], inRoot(root, { baton: ["/workspace/bin/baton"] }));

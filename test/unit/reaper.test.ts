@@ -27,6 +27,8 @@ function fakeKernel(exited: number[]) {
     exitNow: () => {
       throw new Error("not in these tests");
     },
+    spawnBytes: () => -1,
+    waitStatus: () => -2,
   };
   return { addon, exited, reaped, isSubreaper: () => subreaper };
 }

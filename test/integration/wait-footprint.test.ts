@@ -1,0 +1,50 @@
+// What a waiting step holds: every step but the running one waits, so what a waiting baton has loaded is held by most of
+// a node's steps (docs/design.md "What a waiting step holds"). A preload reports Node's own list of the modules the
+// process has loaded, read while the step waits.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { BATON, cleanEnv, eventSeen, join, readOr, startBaton, tempDir, waitFor } from "./helpers.js";
+
+const REPORT_MODULES = `
+const { renameSync, writeFileSync } = require("node:fs");
+setInterval(() => {
+  writeFileSync(process.env.MODULES_OUT + ".tmp", JSON.stringify({ at: Date.now(), modules: process.moduleLoadList }));
+  renameSync(process.env.MODULES_OUT + ".tmp", process.env.MODULES_OUT);
+}, 50).unref();`;
+
+/** Node's modules that a step waiting for a post file must not have loaded (each costs RssAnon in every waiting step). */
+const NOT_WHILE_WAITING = [
+  "crypto", // ~1.2 MiB on Node 24: temporary names read /dev/urandom instead
+  "worker_threads", // the CEL worker of a `when`
+  "zlib", // the emissary's .tgz
+  "http",
+  // Node 20 starts the command through process_wrap; Node 22 and 24 load child_process (and net) while they wait,
+  // by design (docs/design.md "Starting the command").
+  ...(process.versions.node.startsWith("20.") ? ["child_process", "net"] : []),
+];
+
+test("a waiting step has not loaded node:crypto, the CEL worker, zlib, http (nor child_process on Node 20)", async () => {
+  const dir = tempDir();
+  const preload = join(dir, "report-modules.cjs");
+  writeFileSync(preload, REPORT_MODULES);
+  const events = join(dir, "events.jsonl");
+  const modulesFile = join(dir, "modules.json");
+  const baton = startBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
+    baton: [process.execPath, "-r", preload, BATON],
+    env: cleanEnv({ BATON_EVENTS: events, MODULES_OUT: modulesFile }),
+  });
+  const waiting = await eventSeen(events, "waiting");
+  // A report made at least 300 ms after the wait began: what the step loads on its next turns (child_process on Node
+  // 22 and 24) is in it.
+  const since = Number(waiting.t) + 300;
+  const report = await waitFor(() => {
+    const r = JSON.parse(readOr(modulesFile, '{"at":0}')) as { at: number; modules?: string[] };
+    return r.at > since ? r : undefined;
+  }, "a report of the modules loaded");
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  const loaded = NOT_WHILE_WAITING.filter((name) => report.modules!.includes(`NativeModule ${name}`));
+  assert.deepEqual(loaded, [], `loaded while waiting: ${loaded.join(", ")}`);
+});
