@@ -30,10 +30,11 @@ $(NODE_MODULES): package.json package-lock.json
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 	node scripts/build.mjs
 
-$(ADDON): src/addon/addon.c
+ADDON_SOURCES := src/addon/addon.c src/addon/wait-events.c
+$(ADDON): $(ADDON_SOURCES) src/addon/wait-events.h
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p dist
-	$(CC) $(ADDON_FLAGS) -o $@ src/addon/addon.c
+	$(CC) $(ADDON_FLAGS) -o $@ $(ADDON_SOURCES) -lpthread
 
 build: $(BUNDLE) $(ADDON)
 
@@ -101,10 +102,10 @@ cross-tools:
 	  { apt-get update -qq && apt-get install -y -qq gcc-aarch64-linux-gnu qemu-user-static; }
 	@dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64 && apt-get update -qq; }
 
-$(ADDON_ARM64): src/addon/addon.c | cross-tools
+$(ADDON_ARM64): $(ADDON_SOURCES) src/addon/wait-events.h | cross-tools
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p $(dir $@)
-	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ src/addon/addon.c
+	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ $(ADDON_SOURCES) -lpthread
 
 $(SEA_ARM64): $(BUNDLE) $(ADDON_ARM64) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/cross.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c | cross-tools
 	node scripts/sea.mjs --arch=arm64

@@ -1,8 +1,9 @@
 // baton-reaper.node: the system calls Node does not expose: the three that reaping orphans needs, flock() for the
-// liveness lock (src/handoff/liveness-lock.ts), and a spawn that takes bytes (src/run/exact-bytes.ts).
+// liveness lock (src/handoff/liveness-lock.ts), _exit, a spawn that takes bytes (src/run/exact-bytes.ts), and
+// (wait-events.c) what a waiting baton blocks on.
 // Plain Node-API (C, no C++ runtime), so one build loads into every Node >= 20 and into the standalone build.
-// Every function returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in src/run/reaper.ts,
-// on the main thread, never inside a signal handler.
+// Every function here returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in
+// src/run/reaper.ts, on the main thread, never inside a signal handler.
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "wait-events.h"
 
 static napi_value throw_errno(napi_env env, const char *syscall) {
   char message[160];
@@ -212,6 +215,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"waitStatus", NULL, wait_status, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
+  define_wait_functions(env, exports);
   return exports;
 }
 

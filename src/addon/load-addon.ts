@@ -1,6 +1,6 @@
-// The native addon, dist/baton-reaper.node (src/addon/addon.c): the system calls Node does not expose. Reaping
-// orphans (src/run/reaper.ts), the liveness lock's flock (src/handoff/liveness-lock.ts) and baton's _exit
-// (src/process/exit.ts) share the one copy loaded here.
+// The native addon, dist/baton-reaper.node (src/addon/addon.c, wait-events.c): the system calls Node does not
+// expose. Reaping orphans (src/run/reaper.ts), the liveness lock's flock and the waits (src/handoff/) and baton's
+// _exit (src/process/exit.ts) share the one copy loaded here.
 import { existsSync, mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -20,7 +20,26 @@ export interface NativeAddon {
   spawnBytes(file: Buffer, argv: Buffer[], envp: Buffer[]): number;
   /** waitpid(pid, WNOHANG) of a spawnBytes child: -1 running, -2 not a child, else the raw wait status */
   waitStatus(pid: number): number;
+  /**
+   * A thread blocks in flock(fd, LOCK_SH), closes fd, then calls back with 0 (or an errno): the writer let go of its
+   * liveness lock. A handle for forgetWait, or a negative errno when no thread could start (fd is then still ours).
+   */
+  waitUnlocked(fd: number, callback: (error: number) => void): WaitHandle | number;
+  /** The wait no longer keeps the event loop alive (before its callback only). */
+  forgetWait(handle: WaitHandle): void;
+  /** An inotify instance of one's own, read by the event loop: a handle, or a negative errno (EMFILE: none left). */
+  inotifyOpen(callback: (endedWatches: number[]) => void): InotifyHandle | number;
+  /** inotify_add_watch on a folder: the watch descriptor, or a negative errno. */
+  inotifyAdd(handle: InotifyHandle, path: string): number;
+  inotifyRemove(handle: InotifyHandle, wd: number): void;
+  /** Closes the instance (it goes back to the node's budget); the handle is dead after. */
+  inotifyClose(handle: InotifyHandle): void;
 }
+
+declare const waitHandle: unique symbol;
+export type WaitHandle = { readonly [waitHandle]: true };
+declare const inotifyHandle: unique symbol;
+export type InotifyHandle = { readonly [inotifyHandle]: true };
 
 export const ADDON_FILE = "baton-reaper.node";
 

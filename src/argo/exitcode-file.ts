@@ -1,8 +1,6 @@
-import { every } from "../base/clock.js";
 import { describeSystemError } from "../base/errors.js";
-import { holderDied, LIVENESS_POLL_MS } from "../handoff/liveness-lock.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
-import { watchFolderOf } from "../handoff/watch-folder.js";
+import { watchHandOff, type HandOffWatch } from "../handoff/watch-hand-off.js";
 import { readBounded } from "../base/safe-files.js";
 import { whyNot } from "./file-error.js";
 
@@ -10,7 +8,7 @@ import { whyNot } from "./file-error.js";
 // so a reader never sees it empty or half written. Beside it, exitcode.baton-live: this baton's liveness lock
 // (liveness-lock.ts), so a container that waits on this one notices when it dies without writing its exitcode.
 
-/** How often a dependency's exitcode is looked at besides the folder's events (a filesystem without inotify). */
+/** How often a dependency's exitcode is looked at besides the folder's events, while its writer is not a baton. */
 const SAFETY_POLL_MS = 1000;
 
 export function writeExitCode(path: string, code: number): void {
@@ -50,35 +48,35 @@ export interface ExitCodeWait {
 export function waitForExitCode(path: string, options: ExitCodeWait): Promise<number | "died"> {
   return new Promise((resolve, reject) => {
     let done = false;
+    let watch: HandOffWatch | undefined;
     const finish = (settle: () => void) => {
       if (done) return;
       done = true;
-      watch.close();
-      clearInterval(poll);
-      clearInterval(liveness);
-      options.signal.removeEventListener("abort", onAbort);
       settle();
+      setImmediate(() => {
+        watch?.close();
+        options.signal.removeEventListener("abort", onAbort);
+      });
     };
-    const look = () => {
+    // writerGone: the dependency's baton let go of its lock (it wrote its exitcode first, or it died).
+    const look = (writerGone: boolean) => {
+      if (done) return;
       try {
         const code = readExitCode(path);
-        if (code !== undefined) return finish(() => resolve(code));
-        if (!holderDied(path)) return;
-        // Its lock is free: look once more, as a baton writes its exitcode before it exits and lets the lock go.
-        const last = readExitCode(path);
-        finish(() => resolve(last ?? "died"));
+        if (code !== undefined) finish(() => resolve(code));
+        else if (writerGone) finish(() => resolve("died"));
       } catch (error) {
         finish(() => reject(error));
       }
     };
     const onAbort = () => finish(() => reject(options.signal.reason));
-    const watch = watchFolderOf(path, look, options.warn, (folder, error) =>
-      finish(() => reject(new Error(`cannot watch ${folder} for ${path}: ${describeSystemError(error)}`))),
-    );
-    const poll = every(SAFETY_POLL_MS, look);
-    const liveness = every(LIVENESS_POLL_MS, look);
     options.signal.addEventListener("abort", onAbort);
-    if (options.signal.aborted) onAbort();
-    else look();
+    if (options.signal.aborted) return onAbort();
+    watch = watchHandOff(path, look, {
+      followWriter: true,
+      safetyPollMs: SAFETY_POLL_MS,
+      warn: options.warn,
+      refused: (folder, error) => finish(() => reject(new Error(`cannot watch ${folder} for ${path}: ${describeSystemError(error)}`))),
+    });
   });
 }

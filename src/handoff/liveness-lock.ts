@@ -1,9 +1,9 @@
-import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, readSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError } from "../base/errors.js";
-import { createTemporaryBeside, removeQuietly } from "../base/safe-files.js";
-import { loadNativeAddon } from "../addon/load-addon.js";
+import { createTemporaryBeside, openRegularFile, removeQuietly } from "../base/safe-files.js";
+import { loadNativeAddon, type NativeAddon, type WaitHandle } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
 // file, from its start until it has written POST or POST.err; the kernel drops the lock when the process dies, however
@@ -13,9 +13,6 @@ import { loadNativeAddon } from "../addon/load-addon.js";
 // an awaited Gemfile is not a lock of ours), and a waiter trusts it only when it is a regular file that says so
 // (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. flock() is not in Node: baton's
 // native addon (src/addon/) has it.
-
-/** How often a waiter looks at the lock of the step it waits for: a death is noticed within this (and < 2 s). */
-export const LIVENESS_POLL_MS = 500;
 
 const LIVENESS_SUFFIX = ".baton-live";
 /** The liveness file's content: what tells a waiter that the file is baton's. */
@@ -91,23 +88,66 @@ export function releaseLivenessLock(file: string): void {
  * a FIFO's blocking open) that starts with the mark. undefined otherwise (not there yet, not readable, not ours).
  */
 export function openLivenessFile(file: string): { fd: number; ino: number } | undefined {
-  let fd: number;
+  let opened;
   try {
-    fd = openSync(livenessFileOf(file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    opened = openRegularFile(livenessFileOf(file));
   } catch {
-    return undefined;
+    return undefined; // not there yet, or not a regular file of its own (a symlink, a FIFO, a folder, a socket)
   }
+  const { fd, stats } = opened;
   try {
-    const stats = fstatSync(fd);
     const mark = Buffer.alloc(LIVENESS_MARK.length);
-    if (stats.isFile() && readSync(fd, mark, 0, mark.length, 0) === mark.length && mark.toString() === LIVENESS_MARK) {
-      return { fd, ino: stats.ino };
-    }
+    if (readSync(fd, mark, 0, mark.length, 0) === mark.length && mark.toString() === LIVENESS_MARK) return { fd, ino: stats.ino };
   } catch {
     // unreadable: nothing to say
   }
   closeQuietly(fd);
   return undefined;
+}
+
+export interface WriterWait {
+  /** The wait is over for another reason: its thread no longer keeps baton alive (it ends with the writer's lock). */
+  forget(): void;
+}
+
+/**
+ * Waits, in a thread of the addon, for the baton that writes `file` to let go of its lock (it handed on, or died):
+ * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. undefined when there is nothing to wait
+ * on: no liveness file of baton's, the one numbered `notIno` (a writer already seen gone), or no addon or thread.
+ * `ok` false: flock failed (a file system without locks), so nothing can be told from it.
+ */
+export function waitForWriter(file: string, notIno: number | undefined, onGone: (ino: number, ok: boolean) => void): WriterWait | undefined {
+  const opened = openLivenessFile(file);
+  if (opened === undefined) return undefined;
+  let pending = false;
+  let handle: WaitHandle | number = -1;
+  const addon = opened.ino === notIno ? undefined : loadAddonOrUndefined();
+  if (addon !== undefined) {
+    handle = addon.waitUnlocked(opened.fd, (error) => {
+      pending = false;
+      // Out of the addon's callback: the step's promises then settle in a turn of their own.
+      setImmediate(onGone, opened.ino, error === 0);
+    });
+  }
+  if (typeof handle === "number") {
+    closeQuietly(opened.fd);
+    return undefined;
+  }
+  pending = true;
+  return {
+    forget() {
+      if (pending) addon!.forgetWait(handle as WaitHandle);
+      pending = false;
+    },
+  };
+}
+
+function loadAddonOrUndefined(): NativeAddon | undefined {
+  try {
+    return loadNativeAddon();
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,17 +1,16 @@
-import { every } from "../base/clock.js";
-import { holderDied, LIVENESS_POLL_MS } from "./liveness-lock.js";
+import { holderDied } from "./liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_USAGE } from "../base/errors.js";
 import { statOrUndefined } from "../base/files.js";
-import { watchFolderOf } from "./watch-folder.js";
+import { watchHandOff, type HandOffWatch } from "./watch-hand-off.js";
 
-// Waits for a previous step's post file. Events do the work; the safety poll only catches what inotify cannot see
-// (a write to a symlink target outside the watched folder, filesystems without events).
+// Waits for a previous step's post file (or any file: a cancel file, a ready file). watch-hand-off.ts says when to
+// look: the writer's lock when the writer is a baton, the folder's events (and a safety poll) otherwise.
 
 export const DEFAULT_SAFETY_POLL_MS = 1000;
 
 /**
  * "found": the file is there (non-empty if asked); "failed": the previous step left FILE.err instead; "died": the
- * previous step's baton died without leaving either (its liveness lock, FILE.lock, is free).
+ * previous step's baton died without leaving either (its liveness lock, on FILE.baton-live, is free).
  */
 export type WaitOutcome = "found" | "failed" | "died";
 
@@ -20,11 +19,11 @@ export interface WaitOptions {
   content: boolean;
   /** Aborting ends the wait: the promise rejects with signal.reason. */
   signal: AbortSignal;
-  /** Interval of the safety-net poll (default DEFAULT_SAFETY_POLL_MS). */
+  /** Interval of the safety-net poll while the writer is not a baton (default DEFAULT_SAFETY_POLL_MS). */
   safetyPollMs?: number;
   warn: (message: string) => void;
   /**
-   * A post file (the default): FILE.err counts as the previous step's failure, and FILE.lock tells whether its writer
+   * A post file (the default): FILE.err counts as the previous step's failure, and FILE.baton-live tells whether its writer
    * still lives. false for a file that has neither (a cancel file).
    */
   postFile?: boolean;
@@ -34,6 +33,7 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
   const postFile = options.postFile ?? true;
   return new Promise((resolve, reject) => {
     let done = false;
+    let watch: HandOffWatch | undefined;
     const finish = (settle: () => void) => {
       if (done) return;
       done = true;
@@ -41,15 +41,14 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
       // Tidy up once the caller has moved on: its command is already starting. This is ~1 ms of code run for the
       // first time, which would otherwise sit between the post file and the next command (make bench, row 1).
       setImmediate(() => {
-        watch.close();
-        clearInterval(poll);
-        clearInterval(liveness);
+        watch?.close();
         options.signal.removeEventListener("abort", onAbort);
       });
     };
-    const look = () => {
+    const look = (writerGone: boolean) => {
+      if (done) return;
       try {
-        const outcome = lookFor(file, options.content, postFile);
+        const outcome = lookForFile(file, options.content, postFile) ?? (writerGone ? "died" : undefined);
         if (outcome) finish(() => resolve(outcome));
       } catch (error) {
         finish(() => reject(error));
@@ -57,16 +56,14 @@ export function waitForFile(file: string, options: WaitOptions): Promise<WaitOut
     };
     const onAbort = () => finish(() => reject(options.signal.reason));
 
-    // Arm the watch first, then look: a file made in between is then seen by one or the other.
-    const watch = watchFolderOf(file, look, options.warn, (path, error) =>
-      finish(() => reject(new BatonError(`cannot watch ${path} for ${file}: ${describeSystemError(error)}`))),
-    );
-    const poll = every(options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS, look);
-    // A death gives no file event: look at the previous step's liveness lock on a clock of its own.
-    const liveness = postFile ? every(LIVENESS_POLL_MS, look) : undefined;
     options.signal.addEventListener("abort", onAbort);
-    if (options.signal.aborted) onAbort();
-    else look();
+    if (options.signal.aborted) return onAbort();
+    watch = watchHandOff(file, look, {
+      followWriter: postFile,
+      safetyPollMs: options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS,
+      warn: options.warn,
+      refused: (path, error) => finish(() => reject(new BatonError(`cannot watch ${path} for ${file}: ${describeSystemError(error)}`))),
+    });
   });
 }
 

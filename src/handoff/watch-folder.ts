@@ -1,15 +1,20 @@
-import { watch, lstatSync, statSync, type FSWatcher } from "node:fs";
-import { basename, dirname } from "node:path";
+import { lstatSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { getSystemErrorMap } from "node:util";
+import { loadNativeAddon, type InotifyHandle, type NativeAddon } from "../addon/load-addon.js";
 import { statOrUndefined } from "../base/files.js";
 
-// Calls onChange whenever something may have happened to `file`, using one inotify watch on the nearest folder
-// of the file that exists. Event names and filenames are ignored: the caller re-stats the file (docs/design.md
-// "How it waits": this catches create, write, rename-into-place and the Kubernetes
-// ..data symlink swap). On every event the watch is re-armed on the deepest existing folder, so a folder that
-// appears later, or is removed and made again, is followed.
+// Calls onChange whenever something may have happened to `file`, using an inotify watch on the nearest folder of the
+// file that exists. Event names and filenames are ignored: the caller re-stats the file (docs/design.md "Waiting":
+// this catches create, write, rename-into-place and the Kubernetes ..data symlink swap). On every event the watch is
+// re-armed on the deepest existing folder, so a folder that appears later, or is removed and made again, is followed.
+// The inotify instance is this watch's own (the addon's, src/addon/wait-events.c) and is closed with it: inotify
+// instances are a per-user budget of the whole node (128 by default), and Node's fs.watch keeps its one until exit.
 
-/** Polling interval when the kernel refuses a watch (inotify limits are per user and shared by a whole node). */
+/** First interval of the poll that replaces the watch when there is none (no instance left, no addon). */
 export const FALLBACK_POLL_MS = 100;
+/** The poll slows down to this: a waiting step must cost the node next to nothing (docs/design.md "Waiting"). */
+export const FALLBACK_POLL_MAX_MS = 1000;
 
 export interface FolderWatch {
   close(): void;
@@ -18,7 +23,7 @@ export interface FolderWatch {
 /**
  * `refused` is told when the file may not even be looked up (a folder on the way not searchable: EACCES, EPERM):
  * polling would wait forever on a file that baton can never see (Tekton's waiter returns that error too). Any other
- * refusal (the inotify limits, a folder that may be searched but not read) falls back to polling.
+ * refusal (the inotify limits, a folder that may be searched but not read, no addon) falls back to polling.
  */
 export function watchFolderOf(
   file: string,
@@ -27,41 +32,58 @@ export function watchFolderOf(
   refused: (path: string, error: NodeJS.ErrnoException) => void,
 ): FolderWatch {
   const folder = dirname(file);
-  let watcher: FSWatcher | undefined;
-  let watched: { path: string; ino: number } | undefined;
-  let linkWatchers: FSWatcher[] = [];
+  let addon: NativeAddon | undefined;
+  let events: InotifyHandle | undefined;
+  let watched: { path: string; ino: number; wd: number } | undefined;
+  let linkWatches: number[] = [];
   let poll: NodeJS.Timeout | undefined;
   let givenUp = false;
+  let closed = false;
 
   const fallBackToPolling = (path: string, error: NodeJS.ErrnoException) => {
-    close();
+    stopWatching();
     // A search-only folder (0711) may not be watched but its files may be looked at: poll those.
     if ((error.code === "EACCES" || error.code === "EPERM") && !canLookAt(file)) {
       givenUp = true;
       return refused(path, error);
     }
-    warn(`cannot watch ${path} (${error.code ?? error.message}); polling every ${FALLBACK_POLL_MS} ms instead`);
-    poll = setInterval(onChange, FALLBACK_POLL_MS);
+    warn(`cannot watch ${path} (${error.code ?? error.message}); polling every ${FALLBACK_POLL_MS} ms instead, slowing down to every ${FALLBACK_POLL_MAX_MS} ms`);
+    pollEvery(FALLBACK_POLL_MS);
+  };
+  // Backs off to FALLBACK_POLL_MAX_MS: a file written soon after the wait began is seen soon, and a long wait costs
+  // one wake-up a second.
+  const pollEvery = (ms: number) => {
+    poll = setTimeout(() => {
+      if (closed) return;
+      pollEvery(Math.min(ms * 2, FALLBACK_POLL_MAX_MS));
+      onChange();
+    }, ms);
+  };
+
+  const add = (path: string): number => {
+    const wd = addon!.inotifyAdd(events!, path);
+    if (wd < 0) throw errnoError(wd, "inotify_add_watch", path);
+    return wd;
   };
 
   const arm = () => {
     for (;;) {
-      if (poll || givenUp) return;
+      if (poll || givenUp || closed) return;
       const target = nearestFolder(folder);
-      if (!(watcher && watched && !watchedGone && sameFolder(target, watched))) {
+      if (!(watched && !watchedGone && sameFolder(target, watched))) {
         watchedGone = false;
-        watcher?.close();
-        watcher = undefined;
+        if (watched) addon!.inotifyRemove(events!, watched.wd);
+        watched = undefined;
+        let wd: number;
         try {
-          watcher = watch(target.path, { persistent: true }, onEvent);
+          wd = add(target.path);
         } catch (error) {
           const e = error as NodeJS.ErrnoException;
           // ENOENT/ENOTDIR: the folder went away between the stat and the watch; look for its parent again.
           if (e.code === "ENOENT" || e.code === "ENOTDIR") continue;
           return fallBackToPolling(target.path, e);
         }
-        watcher.on("error", onEvent);
-        watched = target;
+        watched = { ...target, wd };
         watchLinkFolders(target.path);
       }
       // A folder made between finding `target` and arming its watch gave no event: make sure none was.
@@ -72,16 +94,14 @@ export function watchFolderOf(
   // A folder reached through a symlink (lk/post with lk -> a) changes when that link is retargeted, and only the
   // folder holding the link gets an event for it: watch those folders too. Best effort: the safety poll remains.
   function watchLinkFolders(path: string) {
-    for (const linkWatcher of linkWatchers) linkWatcher.close();
-    linkWatchers = [];
+    for (const wd of linkWatches) if (wd !== watched?.wd) addon!.inotifyRemove(events!, wd);
+    linkWatches = [];
     for (let part = path; part !== dirname(part); part = dirname(part)) {
       if (!isSymlink(part)) continue;
       try {
-        const linkWatcher = watch(dirname(part), { persistent: true }, onEvent);
-        linkWatcher.on("error", () => linkWatcher.close());
-        linkWatchers.push(linkWatcher);
+        linkWatches.push(add(dirname(part)));
       } catch {
-        // Not watchable (inotify limit): the safety poll still sees the retargeted link.
+        // Not watchable (the watch limit): the safety poll still sees the retargeted link.
       }
     }
   }
@@ -90,11 +110,11 @@ export function watchFolderOf(
   // temp + rename is 3-4 events, and every step waiting in that folder wakes for them. In a chain of 31 steps those
   // looks were most of the handoff (make bench, row 1c). setImmediate runs right after this turn's I/O callbacks.
   let lookPending = false;
-  // The watched folder itself was removed (its watch then ends: inotify names the folder itself in the event). A
-  // folder made again at that path can have the same inode number (ext4, overlay reuse them): watch it anew.
+  // The watched folder itself was removed or moved (its watch then ends). A folder made again at that path can have
+  // the same inode number (ext4, overlay reuse them): watch it anew.
   let watchedGone = false;
-  function onEvent(_event?: unknown, name?: unknown) {
-    if (watched && typeof name === "string" && name === basename(watched.path)) watchedGone = true;
+  function onEvents(endedWatches: number[]) {
+    if (watched && endedWatches.includes(watched.wd)) watchedGone = true;
     if (lookPending) return;
     lookPending = true;
     setImmediate(() => {
@@ -109,18 +129,36 @@ export function watchFolderOf(
     });
   }
 
-  let closed = false;
-  function close() {
-    closed = true;
-    watcher?.close();
-    watcher = undefined;
-    for (const linkWatcher of linkWatchers) linkWatcher.close();
-    linkWatchers = [];
-    if (poll) clearInterval(poll);
+  function stopWatching() {
+    if (events !== undefined) addon!.inotifyClose(events);
+    events = undefined;
+    watched = undefined;
+    linkWatches = [];
   }
 
+  function close() {
+    closed = true;
+    stopWatching();
+    if (poll) clearTimeout(poll);
+  }
+
+  try {
+    addon = loadNativeAddon();
+    const opened = addon.inotifyOpen(onEvents);
+    if (typeof opened === "number") throw errnoError(opened, "inotify_init1", folder);
+    events = opened;
+  } catch (error) {
+    fallBackToPolling(folder, error as NodeJS.ErrnoException);
+    return { close };
+  }
   arm();
   return { close };
+}
+
+/** The error Node would have thrown for a system call that failed with -`negativeErrno`. */
+function errnoError(negativeErrno: number, syscall: string, path: string): NodeJS.ErrnoException {
+  const [code, text] = getSystemErrorMap().get(negativeErrno) ?? [`errno ${-negativeErrno}`, "unknown error"];
+  return Object.assign(new Error(`${code}: ${text}, ${syscall} '${path}'`), { errno: negativeErrno, code, syscall, path });
 }
 
 function sameFolder(a: { path: string; ino: number }, b: { path: string; ino: number }): boolean {
@@ -154,3 +192,4 @@ function isSymlink(path: string): boolean {
     return false;
   }
 }
+

@@ -2,6 +2,7 @@ import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../base/clock.js";
 import { BatonError, EXIT_FAILURE } from "../base/errors.js";
+import { livenessFileOf } from "../handoff/liveness-lock.js";
 import { emit } from "../report/events.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { startThreadPool } from "../run/output-tee.js";
@@ -153,7 +154,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       });
       if (found === "died") {
         emit("skipped", { file, died: true });
-        io.warn(`skipping the command: the previous step's baton died before it handed on (${file}.lock is free, no ${file} or ${file}.err)`);
+        io.warn(`skipping the command: the previous step's baton died before it handed on (${livenessFileOf(file)} is free, no ${file} or ${file}.err)`);
         return { kind: "previous-died" };
       }
       if (found === "failed" && options.breakpointOnFailure) {

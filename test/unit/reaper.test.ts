@@ -7,6 +7,10 @@ import { isTrackedChild, trackChild } from "../../src/run/children.js";
 import type { NativeAddon } from "../../src/addon/load-addon.js";
 import { shouldBecomeSubreaper, startReaping, type Reaper } from "../../src/run/reaper.js";
 
+const notHere = (): never => {
+  throw new Error("not in these tests");
+};
+
 /** A kernel's view of our exited children, oldest first, as waitid(P_ALL) reports them. */
 function fakeKernel(exited: number[]) {
   const reaped: number[] = [];
@@ -29,6 +33,12 @@ function fakeKernel(exited: number[]) {
     },
     spawnBytes: () => -1,
     waitStatus: () => -2,
+    waitUnlocked: notHere,
+    forgetWait: notHere,
+    inotifyOpen: notHere,
+    inotifyAdd: notHere,
+    inotifyRemove: notHere,
+    inotifyClose: notHere,
   };
   return { addon, exited, reaped, isSubreaper: () => subreaper };
 }

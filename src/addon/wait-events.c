@@ -1,0 +1,250 @@
+// What a waiting baton blocks on, without a timer (src/handoff/, docs/design.md "Waiting"):
+// - waitUnlocked(fd, callback): a thread of its own blocks in flock(fd, LOCK_SH) on the writer's liveness file and
+//   calls back (on the main thread) once the writer lets go: it handed on, or it died. The kernel wakes the thread;
+//   nothing is looked at in between.
+// - inotifyOpen(callback) and its add/remove/close: an inotify instance of this wait's own, read by the event loop
+//   (uv_poll). Node's fs.watch shares one instance per event loop and never closes it, so a baton that watched once
+//   would hold one of the node's instances (a per-user budget, 128 by default) until it exits; this one is closed as
+//   soon as the wait no longer needs it.
+#define _GNU_SOURCE
+#define NAPI_VERSION 8
+#include "wait-events.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+#include <uv.h>
+
+// ---- waitUnlocked -----------------------------------------------------------------------------------------------
+
+typedef struct {
+  int fd;
+  napi_threadsafe_function tsfn;
+} unlock_wait;
+
+static void call_unlocked(napi_env env, napi_value callback, void *context, void *data) {
+  (void)context;
+  if (env == NULL || callback == NULL) return;  // the environment is going away
+  napi_value undefined, result;
+  napi_get_undefined(env, &undefined);
+  napi_create_int32(env, (int32_t)(intptr_t)data, &result);
+  napi_call_function(env, undefined, callback, 1, &result, NULL);
+}
+
+static void *unlock_thread(void *arg) {
+  unlock_wait *wait = arg;
+  int rc;
+  do rc = flock(wait->fd, LOCK_SH);
+  while (rc == -1 && errno == EINTR);
+  intptr_t result = rc == -1 ? errno : 0;
+  close(wait->fd);  // our shared lock goes with it: a waiter never keeps a writer's file locked
+  napi_call_threadsafe_function(wait->tsfn, (void *)result, napi_tsfn_blocking);
+  napi_release_threadsafe_function(wait->tsfn, napi_tsfn_release);
+  free(wait);
+  return NULL;
+}
+
+// waitUnlocked(fd, callback): takes fd (it is closed by the thread) and returns a handle for forgetWait, or a negative
+// errno when no thread can be started (a PID limit): the caller then keeps looking by other means.
+static napi_value wait_unlocked(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], name, result;
+  int32_t fd = -1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+      fd < 0) {
+    napi_throw_type_error(env, NULL, "waitUnlocked(fd, callback)");
+    return NULL;
+  }
+  unlock_wait *wait = malloc(sizeof *wait);
+  if (wait == NULL) {
+    napi_create_int32(env, -ENOMEM, &result);
+    return result;
+  }
+  wait->fd = fd;
+  napi_create_string_utf8(env, "baton:waitUnlocked", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_threadsafe_function(env, argv[1], NULL, name, 0, 1, NULL, NULL, NULL, call_unlocked, &wait->tsfn) != napi_ok) {
+    free(wait);
+    napi_create_int32(env, -EINVAL, &result);
+    return result;
+  }
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, 64 * 1024);  // it only ever sits in flock()
+  pthread_t thread;
+  int failed = pthread_create(&thread, &attributes, unlock_thread, wait);
+  pthread_attr_destroy(&attributes);
+  if (failed != 0) {
+    napi_release_threadsafe_function(wait->tsfn, napi_tsfn_abort);
+    free(wait);
+    napi_create_int32(env, -failed, &result);
+    return result;
+  }
+  napi_create_external(env, wait->tsfn, NULL, NULL, &result);
+  return result;
+}
+
+// forgetWait(handle): the wait is over for other reasons; the thread no longer keeps the event loop alive. Call it only
+// before the callback ran (the handle is gone after).
+static napi_value forget_wait(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void *tsfn = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 && napi_get_value_external(env, argv[0], &tsfn) == napi_ok) {
+    napi_unref_threadsafe_function(env, (napi_threadsafe_function)tsfn);
+  }
+  return NULL;
+}
+
+// ---- inotify ----------------------------------------------------------------------------------------------------
+
+typedef struct {
+  uv_poll_t poll;
+  int fd;
+  napi_env env;
+  napi_ref callback;
+  napi_async_context context;
+} folder_events;
+
+static void on_closed(uv_handle_t *handle) {
+  folder_events *events = handle->data;
+  close(events->fd);
+  free(events);
+}
+
+// Reads every pending event and calls back once with the watch descriptors whose watch ended (the folder removed or
+// moved away: IN_IGNORED follows), so the caller re-arms; names do not matter, the caller looks at its file again.
+static void on_readable(uv_poll_t *poll, int status, int flags) {
+  (void)flags;
+  folder_events *events = poll->data;
+  char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+  int32_t ended[64];
+  uint32_t count = 0;
+  int any = status < 0;
+  for (;;) {
+    ssize_t length = read(events->fd, buffer, sizeof buffer);
+    if (length <= 0) break;  // EAGAIN: all read
+    any = 1;
+    for (char *at = buffer; at < buffer + length;) {
+      const struct inotify_event *event = (const struct inotify_event *)at;
+      if ((event->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) && count < sizeof ended / sizeof ended[0]) ended[count++] = event->wd;
+      at += sizeof *event + event->len;
+    }
+  }
+  if (!any) return;
+  napi_env env = events->env;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value callback, list, global, item;
+  napi_get_reference_value(env, events->callback, &callback);
+  napi_create_array_with_length(env, count, &list);
+  for (uint32_t i = 0; i < count; i++) {
+    napi_create_int32(env, ended[i], &item);
+    napi_set_element(env, list, i, item);
+  }
+  napi_get_global(env, &global);
+  napi_make_callback(env, events->context, global, callback, 1, &list, NULL);
+  napi_close_handle_scope(env, scope);
+}
+
+// inotifyOpen(callback): a handle, or a negative errno (EMFILE: the user's inotify instances are all taken).
+static napi_value inotify_open(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result, name;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
+    napi_throw_type_error(env, NULL, "inotifyOpen(callback)");
+    return NULL;
+  }
+  uv_loop_t *loop;
+  if (napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok) {
+    napi_create_int32(env, -EINVAL, &result);
+    return result;
+  }
+  int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd == -1) {
+    napi_create_int32(env, -errno, &result);
+    return result;
+  }
+  folder_events *events = calloc(1, sizeof *events);
+  if (events == NULL || uv_poll_init(loop, &events->poll, fd) != 0) {
+    free(events);
+    close(fd);
+    napi_create_int32(env, -ENOMEM, &result);
+    return result;
+  }
+  events->fd = fd;
+  events->env = env;
+  events->poll.data = events;
+  napi_create_reference(env, argv[0], 1, &events->callback);
+  napi_create_string_utf8(env, "baton:inotify", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &events->context);
+  uv_poll_start(&events->poll, UV_READABLE, on_readable);
+  napi_create_external(env, events, NULL, NULL, &result);
+  return result;
+}
+
+static folder_events *events_of(napi_env env, napi_callback_info info, size_t wanted, napi_value *argv) {
+  size_t argc = wanted;
+  void *events = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < wanted || napi_get_value_external(env, argv[0], &events) != napi_ok) {
+    napi_throw_type_error(env, NULL, "an inotify handle");
+    return NULL;
+  }
+  return events;
+}
+
+// inotifyAdd(handle, path): the watch descriptor, or a negative errno (ENOENT, EACCES, ENOSPC for the watch limit).
+static napi_value inotify_add(napi_env env, napi_callback_info info) {
+  napi_value argv[2], result;
+  folder_events *events = events_of(env, info, 2, argv);
+  if (events == NULL) return NULL;
+  char path[4097];
+  size_t length;
+  if (napi_get_value_string_utf8(env, argv[1], path, sizeof path, &length) != napi_ok || length >= sizeof path - 1) {
+    napi_create_int32(env, -ENAMETOOLONG, &result);
+    return result;
+  }
+  uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF |
+                  IN_ONLYDIR;
+  int wd = inotify_add_watch(events->fd, path, mask);
+  napi_create_int32(env, wd == -1 ? -errno : wd, &result);
+  return result;
+}
+
+// inotifyRemove(handle, wd)
+static napi_value inotify_remove(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  folder_events *events = events_of(env, info, 2, argv);
+  int32_t wd;
+  if (events != NULL && napi_get_value_int32(env, argv[1], &wd) == napi_ok) inotify_rm_watch(events->fd, wd);
+  return NULL;
+}
+
+// inotifyClose(handle): the instance goes back to the node's budget. The handle must not be used after.
+static napi_value inotify_close(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  folder_events *events = events_of(env, info, 1, argv);
+  if (events == NULL) return NULL;
+  uv_poll_stop(&events->poll);
+  napi_delete_reference(env, events->callback);
+  napi_async_destroy(env, events->context);
+  uv_close((uv_handle_t *)&events->poll, on_closed);
+  return NULL;
+}
+
+void define_wait_functions(napi_env env, napi_value exports) {
+  napi_property_descriptor functions[] = {
+      {"waitUnlocked", NULL, wait_unlocked, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"forgetWait", NULL, forget_wait, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"inotifyOpen", NULL, inotify_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"inotifyAdd", NULL, inotify_add, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"inotifyRemove", NULL, inotify_remove, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"inotifyClose", NULL, inotify_close, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
+}

@@ -1,0 +1,86 @@
+import { every } from "../base/clock.js";
+import { waitForWriter, type WriterWait } from "./liveness-lock.js";
+import { watchFolderOf } from "./watch-folder.js";
+
+// Tells a waiter when to look at the file it waits for. Two ways, one at a time:
+// - The file's writer is a baton (its liveness file, FILE.baton-live, is there): the waiter blocks on the writer's
+//   lock in a thread of the addon and looks once, when the writer lets go: it has handed on (FILE or FILE.err is in
+//   place) or it died. No inotify instance, no timer: the kernel wakes the waiter (docs/design.md "Waiting").
+// - Until then (the writer has not started yet, or it is not a baton: the downward-API ready file, a user's `touch`):
+//   an inotify watch of the folder, a poll when the node has no instance left, and a safety poll. Each look also
+//   looks for the liveness file; once it is found the watch and the polls end.
+
+export interface HandOffWatch {
+  close(): void;
+}
+
+export interface HandOffOptions {
+  /** Follow the writer's liveness lock (a post file); false for a file no baton writes (a cancel file). */
+  followWriter: boolean;
+  /** Interval of the safety poll while no writer is followed. */
+  safetyPollMs: number;
+  warn: (message: string) => void;
+  /** The file can never be looked up (a folder on the way not searchable). */
+  refused: (path: string, error: NodeJS.ErrnoException) => void;
+}
+
+/**
+ * Calls `look(writerGone)` whenever the file may have appeared; `writerGone` is true when its baton writer let go of
+ * its lock and no other writer took its place: a file still missing then will never come ("died"). Also calls it
+ * once at the start (after the watch is armed, so that nothing written in between is missed).
+ */
+export function watchHandOff(file: string, look: (writerGone: boolean) => void, options: HandOffOptions): HandOffWatch {
+  let closed = false;
+  let writer: WriterWait | undefined;
+  let lastWriter: number | undefined;
+  const changed = () => {
+    if (closed) return;
+    if (followWriter && writer === undefined) follow();
+    if (!closed) look(false);
+  };
+  // The thread is waiting before the look that follows: a writer that hands on after it opened the file wakes it.
+  const follow = () => {
+    writer = waitForWriter(file, lastWriter, onWriterGone);
+    if (writer === undefined) return;
+    watch?.close();
+    watch = undefined;
+    clearInterval(safety);
+    safety = undefined;
+  };
+  const onWriterGone = (ino: number, ok: boolean) => {
+    if (closed) return;
+    writer = undefined;
+    if (!ok) {
+      // flock failed (a file system that keeps no locks): the lock tells nothing; watch the folder as for a stranger.
+      followWriter = false;
+      watchFolder();
+      return changed();
+    }
+    lastWriter = ino;
+    // A new baton may have taken its place (a restarted container renames a new liveness file into place).
+    follow();
+    look(writer === undefined);
+  };
+
+  let followWriter = options.followWriter;
+  let watch: { close(): void } | undefined;
+  let safety: NodeJS.Timeout | undefined;
+  const watchFolder = () => {
+    watch = watchFolderOf(file, changed, options.warn, options.refused);
+    safety = every(options.safetyPollMs, changed);
+    if (closed) watch.close(); // refused at once: the caller has already closed this
+    if (closed) clearInterval(safety);
+  };
+  // A writer that is already there needs no watch at all (not even an instance opened and closed: none may be left).
+  if (followWriter) follow();
+  if (writer === undefined) watchFolder();
+  changed();
+  return {
+    close() {
+      closed = true;
+      watch?.close();
+      clearInterval(safety);
+      writer?.forget();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+// The hand-off channel between two batons (docs/design.md "Waiting"): a waiter whose predecessor is a baton blocks on
+// the predecessor's liveness lock (POST.baton-live) and holds no inotify instance; one that starts first watches the
+// folder only until the predecessor's baton appears. Its failure modes: a waiter started before its predecessor, with
+// and without inotify; two waiters on one post file; a restarted waiter; a waiter that comes after its predecessor
+// died; files planted at the channel's path. Killed predecessors across PID namespaces and read-only folders:
+// liveness.test.ts; other uids, umask 077, FIFOs: liveness-attacks.test.ts.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { BATON, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
+
+/** inotify instances held by a process (each is an open anon_inode:inotify descriptor). */
+function inotifyInstances(pid: number): number {
+  let count = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify") count++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count;
+}
+
+const BUILDS = [
+  { build: "bundle", words: [process.execPath, BATON] },
+  { build: "standalone", words: [STANDALONE] },
+];
+
+for (const { build, words } of BUILDS) {
+  const start = (args: string[], options: StartOptions = {}) => startBaton(args, { baton: words, ...options });
+  /** baton's own pid: the standalone launcher execs, so the child is baton in both builds. */
+  const pidOf = (step: ReturnType<typeof start>) => step.child.pid!;
+
+  /** A step that runs until DIR/go exists, then hands on POST. */
+  function predecessor(dir: string, post: string, options: StartOptions = {}) {
+    return start(["--post-file", post, "--", "sh", "-c", `while [ ! -e ${dir}/go ]; do sleep 0.05; done`], options);
+  }
+
+  test(`${build}: a waiter whose predecessor is a baton holds no inotify instance and hands on when it does`, async (t) => {
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    const first = predecessor(dir, post0);
+    t.after(() => first.child.kill("SIGKILL"));
+    await fileAppears(`${post0}.baton-live`);
+    const events = join(dir, "step1.events");
+    const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    await eventSeen(events, "waiting");
+    assert.equal(inotifyInstances(pidOf(next)), 0, "the waiter holds an inotify instance");
+    writeFileSync(join(dir, "go"), "");
+    const [a, b] = await Promise.all([first.exited, next.exited]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  test(`${build}: a waiter started before its predecessor lets its inotify instance go once the predecessor's baton is there`, async (t) => {
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    mkdirSync(join(dir, "run/0"), { recursive: true });
+    const events = join(dir, "step1.events");
+    const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
+      env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
+    });
+    t.after(() => next.child.kill("SIGKILL"));
+    await eventSeen(events, "waiting");
+    await waitFor(() => (inotifyInstances(pidOf(next)) === 1 ? true : undefined), "the waiter to watch the folder");
+    const first = predecessor(dir, post0);
+    t.after(() => first.child.kill("SIGKILL"));
+    await fileAppears(`${post0}.baton-live`);
+    await waitFor(() => (inotifyInstances(pidOf(next)) === 0 ? true : undefined), "the waiter to close its inotify instance");
+    writeFileSync(join(dir, "go"), "");
+    const exit = await next.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  test(`${build}: with no inotify instance at all, a waiter started first finds its predecessor's baton by polling, then notices its death`, { skip: !IS_ROOT && "needs root for a user namespace" }, async (t) => {
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    mkdirSync(join(dir, "run/0"), { recursive: true });
+    const events = join(dir, "step1.events");
+    // In a user namespace of its own, max_inotify_instances can be 0: every inotify_init1 fails (EMFILE).
+    const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
+      prefix: ["unshare", "--user", "--map-root-user", "sh", "-c", 'echo 0 > /proc/sys/user/max_inotify_instances && exec "$@"', "sh"],
+      env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
+    });
+    t.after(() => next.child.kill("SIGKILL"));
+    await eventSeen(events, "waiting");
+    const first = predecessor(dir, post0, { pid1: true });
+    t.after(() => first.child.kill("SIGKILL"));
+    await fileAppears(`${post0}.baton-live`);
+    // Killed before or after the poll found its liveness file: either way its lock is free when the waiter takes it.
+    process.kill(await first.hostPid(), "SIGKILL");
+    const exit = await next.exited;
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
+    assert.match(exit.stderr, /cannot watch .*EMFILE.*polling every 100 ms/);
+  });
+
+  test(`${build}: two waiters on one post file both hand on, and both notice a death`, async (t) => {
+    for (const ending of ["hands on", "dies"]) {
+      const dir = tempDir();
+      const post0 = join(dir, "last");
+      const first = predecessor(dir, post0);
+      t.after(() => first.child.kill("SIGKILL"));
+      await fileAppears(`${post0}.baton-live`);
+      const waiters = [1, 2].map((n) => {
+        const events = join(dir, `step${n}.events`);
+        const step = start(["--wait-file", post0, "--post-file", join(dir, `out${n}`), "--", "true"], { env: cleanEnv({ BATON_EVENTS: events }) });
+        return { step, events };
+      });
+      for (const { events } of waiters) await eventSeen(events, "waiting");
+      if (ending === "hands on") writeFileSync(join(dir, "go"), "");
+      else first.child.kill("SIGKILL");
+      const exits = await Promise.all(waiters.map(({ step }) => step.exited));
+      for (const [n, exit] of exits.entries()) {
+        if (ending === "hands on") assert.equal(exit.code, 0, `${ending}: waiter ${n + 1}: ${exit.stderr}`);
+        else assert.equal(readJson(join(dir, `out${n + 1}.err`)).reason, "PreviousStepDied", `${ending}: waiter ${n + 1}: ${exit.stderr}`);
+      }
+    }
+  });
+
+  test(`${build}: a restarted waiter follows the same predecessor; one that comes after its death ends at once`, async (t) => {
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    const first = predecessor(dir, post0);
+    t.after(() => first.child.kill("SIGKILL"));
+    await fileAppears(`${post0}.baton-live`);
+    const args = ["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "true"];
+    const events = join(dir, "step1.events");
+    const before = start(args, { env: cleanEnv({ BATON_EVENTS: events }) });
+    await eventSeen(events, "waiting");
+    before.child.kill("SIGKILL"); // its container restarts
+    await before.exited;
+    const restarted = start(args, { env: cleanEnv({ BATON_EVENTS: join(dir, "step1b.events") }) });
+    await eventSeen(join(dir, "step1b.events"), "waiting");
+    first.child.kill("SIGKILL");
+    const exit = await restarted.exited;
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
+    // A waiter that starts after the predecessor died: its liveness file is there, unlocked.
+    const late = await start(["--wait-file", post0, "--post-file", join(dir, "run/2/out"), "--", "true"]).exited;
+    assert.equal(late.code, 1, late.stderr);
+    assert.equal(readJson(join(dir, "run/2/out.err")).reason, "PreviousStepDied");
+  });
+
+  test(`${build}: a symlink or a socket planted at the channel's path is not believed: the waiter waits for the post file`, async (t) => {
+    const dir = tempDir();
+    // A dead baton's liveness file (marked, unlocked), as a hostile neighbour could copy one.
+    const dead = join(dir, "dead/out");
+    const died = await start(["--post-file", dead, "--", "true"]).exited;
+    assert.equal(died.code, 0, died.stderr);
+    for (const planted of ["symlink", "socket"]) {
+      const post = join(dir, `${planted}/out`);
+      mkdirSync(join(dir, planted));
+      let server: ReturnType<typeof createServer> | undefined;
+      if (planted === "symlink") symlinkSync(`${dead}.baton-live`, `${post}.baton-live`);
+      else {
+        server = createServer();
+        await new Promise<void>((r) => server!.listen(`${post}.baton-live`, r));
+        t.after(() => server!.close());
+      }
+      const events = join(dir, `${planted}.events`);
+      const step = start(["--wait-file", post, "--post-file", join(dir, `${planted}.next`), "--", "true"], { env: cleanEnv({ BATON_EVENTS: events }) });
+      t.after(() => step.child.kill("SIGKILL"));
+      await eventSeen(events, "waiting");
+      await new Promise((r) => setTimeout(r, 1000)); // time enough to take the planted file for a dead writer's
+      copyFileSync(join(dir, "dead/out"), post);
+      const exit = await step.exited;
+      assert.equal(exit.code, 0, `${planted}: ${exit.stderr}`);
+    }
+  });
+}
