@@ -19,7 +19,7 @@ NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../.
 # `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
 ARCH ?= x64
 
-.PHONY: all build test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone $(addprefix test-node,$(NODE_VERSIONS))
+.PHONY: all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone $(addprefix test-node,$(NODE_VERSIONS))
 
 all: build
 
@@ -54,6 +54,13 @@ unit: $(NODE_MODULES)
 
 integration: $(BUNDLE) $(ADDON) $(SEA) $(SEA_ARM64)
 	$(TEST_RUN) --test-concurrency=2 test/integration/*.test.ts
+
+# The fast loop for a change (docs/development.md): typecheck, the unit tests and the bundle's integration tests on the
+# `node` first on PATH. Nothing else is built: no standalone folder (its tests are left out, and those of the bundle's
+# files that also try the standalone build skip that part, saying so), no other Node, no arm64.
+check: typecheck $(BUNDLE) $(ADDON)
+	$(TEST_RUN) $(UNIT_TESTS)
+	$(TEST_RUN) --test-concurrency=2 $(BUNDLE_TESTS)
 
 $(TEST_NODES): scripts/nodes/package.json scripts/nodes/package-lock.json
 	npm ci --prefix scripts/nodes --no-audit --no-fund

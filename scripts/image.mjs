@@ -47,9 +47,9 @@ const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? git(["log", "-1", "--forma
 if (!Number.isInteger(epoch) || epoch < 0) fail(`SOURCE_DATE_EPOCH must be a whole number of seconds, not ${process.env.SOURCE_DATE_EPOCH}`);
 const created = new Date(epoch * 1000).toISOString().replace(/\.000Z$/, "Z");
 
-// What ships beside baton's own code (Apache-2.0), as SPDX: Node (MIT), the CEL evaluator's packages in
-// lib/baton-cel.cjs (@bufbuild/cel, cel-spec, protobuf: Apache-2.0; @bufbuild/re2: MIT), glibc (LGPL-2.1-or-later),
-// libstdc++ and libgcc_s (GPL-3.0-or-later WITH GCC-exception-3.1). Their texts are in /baton/lib/licenses/.
+// What ships beside baton's own code (Apache-2.0), as SPDX: Node (MIT), the CEL evaluator's packages in the CEL
+// chunk inside lib/baton-node (@bufbuild/cel, cel-spec, protobuf: Apache-2.0; @bufbuild/re2: MIT), glibc
+// (LGPL-2.1-or-later), libstdc++ and libgcc_s (GPL-3.0-or-later WITH GCC-exception-3.1). Their texts are in /baton/lib/licenses/.
 const licenses = [license, "MIT", "LGPL-2.1-or-later", "GPL-3.0-or-later WITH GCC-exception-3.1"].join(" AND ");
 const labels = {
   "org.opencontainers.image.title": "baton",

@@ -1,6 +1,6 @@
-// The Argo chunk, baton-argo.cjs (src/process/chunks.ts): `baton emissary` and `baton kill`. Loaded only by a container of
-// an Argo workflow pod, so a Tekton or plain step never reads it. The signal hub and the warnings are the host's:
-// the chunk bundles its own copies of the modules it imports, and the hub's listeners must exist only once.
+// The Argo chunk, baton-argo.cjs (src/process/chunks.ts): `baton emissary` and `baton kill`. Loaded only by a container
+// of an Argo workflow pod, so a Tekton or plain step never reads it. What it must provide: src/argo/load.ts (ArgoChunk).
+// The signal hub and the warnings come in as ArgoHost, from main.ts.
 import { BatonError } from "../base/errors.js";
 import { runEmissary, type ArgoHost } from "./emissary.js";
 import { runKill } from "./kill.js";

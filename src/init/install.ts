@@ -12,7 +12,7 @@ import { standaloneLauncher, standaloneRoot } from "../process/standalone.js";
 
 // `baton init DEST` and Tekton's `init SRC DST [STEP...]`, `cp SRC DST`, `step-init STEP...`, `decode-script FILE`:
 // what an init container does to put baton into a shared volume (/tekton/bin) before the steps start.
-// Loaded only in these modes (dynamic import from main.ts).
+// Loaded only in these modes, from the init chunk (src/init/load.ts).
 
 /** The file that is running now: the bundle (dist/baton.cjs), wherever it was copied to. */
 function runningBundle(): string {

@@ -89,7 +89,7 @@ function requireChunk<T>(name: string): T {
   const module = { exports: {} as T };
   const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
   const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename });
-  // The chunk's own loads of Node's modules and of the reaper addon look where the bundle's do.
+  // The chunk's own loads of Node's modules and of the native addon look where the bundle's do.
   const bundle = filename.slice(0, filename.lastIndexOf("#"));
   wrapper.call(module.exports, module.exports, chunkRequire, module, bundle, dirname(bundle));
   return module.exports;

@@ -1,7 +1,8 @@
 import { celEnv, isCelError, parse, plan } from "@bufbuild/cel";
 
-// The CEL evaluator of a step's `when`, built into its own file (dist/baton-cel.cjs; lib/baton-cel.cjs in the
-// standalone build) so that steps without CEL never read or parse it. @bufbuild/cel was chosen by measurement
+// The CEL evaluator of a step's `when`, built into a chunk of its own (baton-cel.cjs in the bundle's payload,
+// src/process/chunks.ts) so that steps without CEL never read or parse it; it runs in a worker thread
+// (src/tekton/cel-worker.ts). @bufbuild/cel was chosen by measurement
 // (docs/tekton.md, "CEL"): Tekton uses cel-go's standard environment with no variables and no extensions, which is
 // what `plan` with the default environment and an empty activation gives.
 

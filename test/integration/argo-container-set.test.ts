@@ -127,8 +127,10 @@ test("retryStrategy: the pause between attempts is `duration`; a signal during i
   pod.template({ containerSet: { containers: [{ name: "main" }], retryStrategy: { retries: 5, duration: "1h" } } });
   const long = pod.start("main", ["sh", "-c", `echo y >> ${work}/long; exit 2`]);
   await waitFor(() => (readOr(join(work, "long"), "") === "y\n" && existsSync(join(pod.dir("main"), "exitcode.baton-live")) ? true : undefined), "the first attempt");
-  await handlersInstalled(await long.hostPid());
-  await new Promise((r) => setTimeout(r, 200));
+  const pid = await long.hostPid();
+  await handlersInstalled(pid);
+  // In the pause: the first attempt's command has exited, and baton has no child.
+  await waitFor(() => (readOr(`/proc/${pid}/task/${pid}/children`, "x").trim() === "" ? true : undefined), "the pause between attempts");
   long.child.kill("SIGTERM");
   const ended = await long.exited;
   assert.equal(ended.code, 2, "the last attempt's code");

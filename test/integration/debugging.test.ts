@@ -4,9 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { BATON, STANDALONE, STANDALONE_DIR, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
-
-const NO_STANDALONE = !existsSync(STANDALONE) && `no standalone build (${STANDALONE}): \`make sea\` builds it`;
+import { BATON, NO_STANDALONE, STANDALONE, STANDALONE_DIR, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 
 /**
  * A step whose $(steps...) substitution hits a fault that baton does not expect: a preloaded module (NODE_OPTIONS)

@@ -12,6 +12,11 @@ export const BATON = process.env.BATON_TEST_BUNDLE || resolve(import.meta.dirnam
 /** The standalone folder from `make sea` and its launcher (docs/standalone.md). */
 export const STANDALONE_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-x64");
 export const STANDALONE = join(STANDALONE_DIR, "baton");
+/**
+ * Why a test of the standalone build is skipped here: it is not built (`make check` does not build it, `make sea`
+ * does; `make test` builds and tests it). false when it is there.
+ */
+export const NO_STANDALONE: string | false = existsSync(STANDALONE) ? false : `no standalone build at ${STANDALONE_DIR}: \`make sea\` builds it`;
 export const IS_ROOT = process.getuid?.() === 0;
 
 export interface Exit {

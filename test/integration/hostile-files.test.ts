@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import {
-  IS_ROOT, STANDALONE, cleanEnv, existsSync, join, readJson, readOr, startBaton, tempDir, type Exit, type StartOptions,
+  IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, existsSync, join, readJson, readOr, startBaton, tempDir, type Exit, type StartOptions,
 } from "./helpers.js";
 
 const skipRoot = !IS_ROOT && "needs root (PID namespace, mount namespace, tmpfs)";
@@ -57,6 +57,10 @@ function pod(build: readonly string[] | undefined) {
 }
 
 for (const [build, label] of BUILDS) {
+  if (build !== undefined && NO_STANDALONE) {
+    test(`${label}: every test of this file`, { skip: NO_STANDALONE }, () => {});
+    continue;
+  }
   test(`${label}: a FIFO at a $(steps...) result, at the step's own result, at the termination path, at --events: nothing blocks`, async () => {
     {
       const { dir, post, run, stepResult } = pod(build);

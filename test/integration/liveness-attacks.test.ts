@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { execFileSync, type ChildProcess } from "node:child_process";
-import { BATON, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT, type StartOptions } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT, type StartOptions } from "./helpers.js";
 
 const skipRoot = !IS_ROOT && "needs root (other uids, mount namespaces)";
 /** Run as nobody: another uid than the predecessor's, with no right to read 0600 files of root's. */
@@ -36,6 +36,10 @@ const BUILDS = [
 ];
 
 for (const { build, words } of BUILDS) {
+  if (build === "standalone" && NO_STANDALONE) {
+    test(`${build}: every test of this file`, { skip: NO_STANDALONE }, () => {});
+    continue;
+  }
   const start = (args: string[], options: StartOptions = {}) => startBaton(args, { baton: words, ...options });
   const run = (args: string[], options: StartOptions = {}) => runBaton(args, { baton: words, ...options });
 

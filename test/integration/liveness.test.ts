@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import { BATON, STANDALONE, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for PID and mount namespaces";
 
@@ -105,7 +105,7 @@ test("the first step notices a sidecar baton killed before its ready file", { sk
   assert.equal(readJson(join(dir, "post.err")).reason, "PreviousStepDied");
 });
 
-test("the standalone build holds and reads the lock too (its addon from lib/)", { skip }, async (t) => {
+test("the standalone build holds and reads the lock too (its addon from lib/)", { skip: skip || NO_STANDALONE }, async (t) => {
   const dir = tempDir();
   const post = join(dir, "run/0/out");
   const events0 = join(dir, "step0.events");

@@ -2,14 +2,11 @@
 // and /proc read from outside to count the zombies that are left.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, readdirSync } from "node:fs";
-import { resolve } from "node:path";
-import { BATON, IS_ROOT, cleanEnv, join, readOr, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
+import { copyFileSync, readdirSync } from "node:fs";
+import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, join, readOr, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace";
 const ORPHANS = 50;
-/** The standalone build's launcher (`make sea`); it ships the addon as lib/baton-reaper.node. */
-const STANDALONE = resolve(import.meta.dirname, "../../dist/baton-linux-x64/baton");
 
 interface Proc {
   pid: number;
@@ -110,7 +107,7 @@ test("as PID 1, 50 orphans that exit at once leave no zombie a second later, and
   reapsFiftyOrphans({ pid1: true }),
 );
 
-test("the standalone build reaps the same way as PID 1", { skip: skip || (!existsSync(STANDALONE) && "no standalone build (make sea)"), timeout: 60_000 }, () =>
+test("the standalone build reaps the same way as PID 1", { skip: skip || NO_STANDALONE, timeout: 60_000 }, () =>
   reapsFiftyOrphans({ pid1: true, baton: [STANDALONE] }),
 );
 

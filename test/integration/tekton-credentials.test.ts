@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { IS_ROOT, STANDALONE, cleanEnv, existsSync, join, runBaton, tempDir } from "./helpers.js";
+import { IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, existsSync, join, runBaton, tempDir } from "./helpers.js";
 
 /** A pod's /tekton moved under a temporary folder: the ready file, the secrets, the creds emptyDir. */
 function pod(secrets: Record<string, Record<string, string>>) {
@@ -46,7 +46,7 @@ const EXPECTED = {
 };
 
 for (const [name, baton] of [["bundle", undefined], ["standalone build", [STANDALONE]]] as const) {
-  test(`${name}: the pod builder's vector with a ServiceAccount secret writes Tekton's files, copies them to $HOME, runs the step`, async () => {
+  test(`${name}: the pod builder's vector with a ServiceAccount secret writes Tekton's files, copies them to $HOME, runs the step`, { skip: baton && NO_STANDALONE }, async () => {
     const { root, home, env } = pod({ "multi-creds": { username: "foo", password: "BestEver" } });
     // The step's command sees the credentials in $HOME, as git and docker would.
     const argv = moved(root, WITH_SERVICE_ACCOUNT).map((w) => (w === "cmd" ? "sh" : w));

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { inflateRawSync } from "node:zlib";
 import { copyFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { BATON, IS_ROOT, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
+import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
 
 function pod(extraEnv: NodeJS.ProcessEnv = {}) {
   const dir = tempDir();
@@ -175,7 +175,7 @@ const ALLOW_EXEC: [string, object[], "run" | "skip" | "error"][] = [
 ];
 
 for (const [baton, label] of [[undefined, "bundle"], [[STANDALONE], "standalone build"]] as const) {
-  test(`${label}: TestAllowExec's table (in, notin, CEL)`, async () => {
+  test(`${label}: TestAllowExec's table (in, notin, CEL)`, { skip: baton && NO_STANDALONE }, async () => {
     for (const [name, expressions, expected] of ALLOW_EXEC) {
       if (baton && !name.startsWith("cel")) continue; // the standalone build: the CEL rows (the CEL chunk from its SEA asset)
       const { root, dir, run } = pod();
@@ -250,7 +250,7 @@ test("--when_expressions that is not JSON, or not a list of expressions: exit 2 
 // ---- compression -------------------------------------------------------------------------------------------------
 
 for (const [baton, label] of [[undefined, "bundle"], [[STANDALONE], "standalone build"]] as const) {
-  test(`${label}: -compress_termination_message: tknz: when shorter, decoded as the controller does; plain JSON otherwise`, async () => {
+  test(`${label}: -compress_termination_message: tknz: when shorter, decoded as the controller does; plain JSON otherwise`, { skip: baton && NO_STANDALONE }, async () => {
     // TestWriteCompressedMessage_ExceedsLimitUncompressedButFitsCompressed: 50 digests, over 4096 bytes as JSON.
     const { root, run } = pod();
     const names = Array.from({ length: 50 }, (_, i) => `image-digest-${i}`);
