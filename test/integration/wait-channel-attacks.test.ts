@@ -9,6 +9,7 @@ import {
   BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
 } from "./helpers.js";
+import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
 
 /**
  * The liveness files of `posts` that a process holds open: a waiting baton holds its predecessor's while a thread of
@@ -32,18 +33,6 @@ function livenessFilesOpen(pid: number, ...posts: string[]): string[] {
     }
   }
   return open.sort();
-}
-
-function inotifyInstances(pid: number): number {
-  let count = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify") count++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return count;
 }
 
 /** `exited`, or a failure naming `what` if the process is still there after `ms` (generous: the machine is shared). */
