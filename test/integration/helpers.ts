@@ -1,7 +1,7 @@
 // Shared helpers for integration tests: run the built bundle as a real process, optionally as PID 1 of a new PID
 // namespace, and observe it from outside (files, /proc, exit status). No fakes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync, readdirSync, readlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmdirSync, readFileSync, existsSync, readdirSync, readlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -225,4 +225,31 @@ function readlinkOr(path: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * A pids cgroup of the test file's own (v1 here; v2 where that is what the machine has), removed when the file ends,
+ * or undefined when there is none to make. A process joins it by writing its pid to cgroup.procs; pids.max limits it.
+ */
+export function pidsCgroup(): string | undefined {
+  if (!IS_ROOT) return undefined;
+  const name = `baton-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
+    if (!existsSync(join(root, "cgroup.procs"))) continue;
+    if (root === "/sys/fs/cgroup" && !readOr(join(root, "cgroup.subtree_control"), "").includes("pids")) continue;
+    try {
+      mkdirSync(join(root, name));
+      after(() => {
+        try {
+          rmdirSync(join(root, name));
+        } catch {
+          // EBUSY: a process of it killed a moment ago is not gone yet; an empty cgroup left behind is harmless
+        }
+      });
+      if (existsSync(join(root, name, "pids.max"))) return join(root, name);
+    } catch {
+      // not allowed here
+    }
+  }
+  return undefined;
 }

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { BATON, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
 
 /** inotify instances held by a process (each is an open anon_inode:inotify descriptor). */
 function inotifyInstances(pid: number): number {
@@ -29,6 +29,10 @@ const BUILDS = [
 ];
 
 for (const { build, words } of BUILDS) {
+  if (build === "standalone" && NO_STANDALONE) {
+    test(`${build}: every test of this file`, { skip: NO_STANDALONE }, () => {});
+    continue;
+  }
   const start = (args: string[], options: StartOptions = {}) => startBaton(args, { baton: words, ...options });
   /** baton's own pid: the standalone launcher execs, so the child is baton in both builds. */
   const pidOf = (step: ReturnType<typeof start>) => step.child.pid!;
