@@ -63,6 +63,9 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 const running = new Set<ChildProcess>();
 after(() => {
   for (const child of running) {
+    // The command runs in a session of its own: killing baton alone would leave it (a sidecar's endless loop) to init,
+    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid.
+    if (child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
     child.kill("SIGKILL");
     child.stdout?.destroy();
     child.stderr?.destroy();
@@ -179,6 +182,31 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Every process below `root`, read from /proc (children before grandchildren). */
+function descendantsOf(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readOr(`/proc/${name}/stat`, "");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+  }
+  const found: number[] = [];
+  for (let next = [root]; next.length > 0; ) {
+    next = next.flatMap((pid) => children.get(pid) ?? []);
+    found.push(...next);
+  }
+  return found;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone already
+  }
 }
 
 /** The processes of process group `pgid` that are still alive (zombies are dead; this machine's init may not reap them). */
