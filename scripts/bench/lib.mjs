@@ -1,9 +1,11 @@
 // Shared pieces of the benchmark: the clean environment, process helpers, the clock, statistics.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { hasInotifyWatch } from "./inotify.mjs";
 
 export { sleep };
+export { hasInotifyWatch, inotifyInstances, withInotifyLimit } from "./inotify.mjs";
 
 /**
  * Every timed process gets exactly this environment, as `env -i PATH=/usr/local/bin:/usr/bin:/bin` would
@@ -60,25 +62,6 @@ export async function expectExit(child, what, okCodes = [0]) {
   const result = await child.exited;
   if (!okCodes.includes(result.code)) throw new Error(`${what}: exit ${result.code ?? result.signal}\n${result.stderr}`);
   return result;
-}
-
-/** True once `pid` holds an inotify instance with at least one watch, i.e. a waiting step has armed its watch. */
-export function hasInotifyWatch(pid) {
-  let fds;
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return false;
-  }
-  for (const fd of fds) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== "anon_inode:inotify") continue;
-      if (readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8").includes("inotify wd:")) return true;
-    } catch {
-      // The fd closed while we looked.
-    }
-  }
-  return false;
 }
 
 /**
@@ -215,15 +198,3 @@ export function statusKiB(pid, key) {
   return Number(new RegExp(`^${key}:\\s*(\\d+)`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
 }
 
-/** How many inotify instances `pid` holds (its anon_inode:inotify descriptors). */
-export function inotifyInstances(pid) {
-  let count = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify") count++;
-    } catch {
-      // The fd closed while we looked.
-    }
-  }
-  return count;
-}

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import {
   cpuTime, expectExit, hasInotifyWatch, inotifyInstances, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
-  waitUntilIdle,
+  waitUntilIdle, withInotifyLimit,
 } from "./lib.mjs";
 
 // make bench runs N = 200 (the targets' N) on each runtime; --steps 50,200,500 the whole scale (docs/performance.md).
@@ -52,8 +52,8 @@ async function scaleOnce(ctx, rt, n, figure) {
   mkdirSync(view);
   mkdirSync(stamps);
 
-  const holder = start("unshare", ["--user", "--map-root-user", "sh", "-c",
-    `echo ${INOTIFY_LIMIT} > /proc/sys/user/max_inotify_instances && echo ready && exec sleep 100000`], { stdio: ["ignore", "pipe", "pipe"] });
+  const [unshare, ...limited] = withInotifyLimit(INOTIFY_LIMIT);
+  const holder = start(unshare, [...limited, "sh", "-c", "echo ready && exec sleep 100000"], { stdio: ["ignore", "pipe", "pipe"] });
   const idleNode = start(rt.node, ["-e", "setInterval(() => {}, 1e9)"]);
   const spawnStep = (i, batonArgs, command) => start(probes.nsstep, [
     String(holder.pid), real, view, String(i), "--", ...rt.baton, ...batonArgs, "--", ...command,

@@ -1,5 +1,5 @@
 // baton-reaper.node: the system calls Node does not expose: the three that reaping orphans needs, flock() for the
-// liveness lock (src/handoff/liveness-lock.ts), _exit, a spawn that takes bytes (src/run/exact-bytes.ts), and
+// liveness lock (src/handoff/liveness-lock.ts), _exit, the command's spawn (src/run/start-process.ts), and
 // (wait-events.c) what a waiting baton blocks on.
 // Plain Node-API (C, no C++ runtime), so one build loads into every Node >= 20 and into the standalone build.
 // Every function here returns at once (WNOHANG); the policy (which pid to reap, when to look again) lives in
@@ -10,10 +10,12 @@
 #include <node_api.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -130,27 +132,9 @@ static char **buffer_strings(napi_env env, napi_value array) {
   return strings;
 }
 
-// spawnBytes(file, argv, envp): the command started with exactly these bytes (Buffers), which Node's spawn cannot
-// take: posix_spawnp (PATH searched as execvp does) in a session of its own (setsid, as child_process's detached),
-// every signal at its default and none blocked, stdio inherited. The pid, or -errno (exec's failure included: glibc
-// reports it). Its exit status is collected with waitStatus().
-static napi_value spawn_bytes(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value args[3];
-  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 3) {
-    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
-    return NULL;
-  }
-  char *file = buffer_string(env, args[0]);
-  char **argv = buffer_strings(env, args[1]);
-  char **envp = buffer_strings(env, args[2]);
-  if (file == NULL || argv == NULL || envp == NULL) {
-    free(file);
-    free_strings(argv);
-    free_strings(envp);
-    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
-    return NULL;
-  }
+// posix_spawn(p) of file in a session of its own (setsid, as child_process's detached), every signal at its default
+// and none blocked, stdio inherited: 0 or an errno (exec's failure included: glibc reports it).
+static int spawn_in_session(pid_t *pid, const char *file, char *const argv[], char *const envp[], int search_path) {
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults, none;
@@ -165,10 +149,71 @@ static napi_value spawn_bytes(napi_env env, napi_callback_info info) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   for (int fd = 0; fd <= 2; fd++) posix_spawn_file_actions_adddup2(&actions, fd, fd);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, file, &actions, &attr, argv, envp);
+  int rc = search_path ? posix_spawnp(pid, file, &actions, &attr, argv, envp)
+                       : posix_spawn(pid, file, &actions, &attr, argv, envp);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
+// The file posix_spawnp tried: file itself when it holds a slash, else the first executable regular file of that
+// name in PATH (glibc's default without one). 0, or ENOEXEC when there is none (then nothing else is tried).
+static int found_in_path(const char *file, char *out, size_t size) {
+  if (strchr(file, '/') != NULL) return snprintf(out, size, "%s", file) < (int)size ? 0 : ENOEXEC;
+  const char *path = getenv("PATH");
+  if (path == NULL) path = "/bin:/usr/bin";
+  for (const char *dir = path;; dir++) {
+    const char *end = strchrnul(dir, ':');
+    int len = (int)(end - dir); // an empty entry is the current folder, as for execvp
+    struct stat st;
+    if (snprintf(out, size, "%.*s%s%s", len, dir, len ? "/" : "", file) < (int)size && access(out, X_OK) == 0 &&
+        stat(out, &st) == 0 && S_ISREG(st.st_mode))
+      return 0;
+    if (*end == '\0') return ENOEXEC;
+    dir = end;
+  }
+}
+
+// A file the kernel will not execute (ENOEXEC: a script with no #! line) runs under /bin/sh, as execvp, and so
+// Node's child_process, and every shell run it: argv becomes /bin/sh FILE ARGS...
+static int spawn_as_script(pid_t *pid, const char *file, char *const argv[], char *const envp[]) {
+  char path[4096];
+  if (found_in_path(file, path, sizeof path) != 0) return ENOEXEC;
+  size_t count = 0;
+  while (argv[count] != NULL) count++;
+  char **shell_argv = calloc(count + 2, sizeof *shell_argv);
+  if (shell_argv == NULL) return ENOMEM;
+  shell_argv[0] = "/bin/sh";
+  shell_argv[1] = path;
+  for (size_t i = 1; i < count; i++) shell_argv[i + 1] = argv[i];
+  int rc = spawn_in_session(pid, "/bin/sh", shell_argv, envp, 0);
+  free(shell_argv);
+  return rc;
+}
+
+// spawnBytes(file, argv, envp): every command with inherited stdio (src/run/start-process.ts), from exactly these
+// bytes (Buffers), which Node's spawn cannot take (src/run/exact-bytes.ts): PATH searched as execvp does, a script
+// with no #! line run by /bin/sh. The pid, or -errno. Its exit status is collected with waitStatus().
+static napi_value spawn_bytes(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value args[3];
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 3) {
+    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
+    return NULL;
+  }
+  char *file = buffer_string(env, args[0]);
+  char **argv = buffer_strings(env, args[1]);
+  char **envp = buffer_strings(env, args[2]);
+  if (file == NULL || argv == NULL || envp == NULL || argv[0] == NULL) {
+    free(file);
+    free_strings(argv);
+    free_strings(envp);
+    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
+    return NULL;
+  }
+  pid_t pid = 0;
+  int rc = spawn_in_session(&pid, file, argv, envp, 1);
+  if (rc == ENOEXEC) rc = spawn_as_script(&pid, file, argv, envp);
   free(file);
   free_strings(argv);
   free_strings(envp);

@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, renameSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import { createTemporaryBeside, makeFolders, refusalOf, removeQuietly, typeName, UnsafeFileError, writeAll } from "./safe-files.js";
 
@@ -30,9 +30,15 @@ export function writeFileAtomic(path: string, content: string | Buffer, mode?: n
 /**
  * writeFileAtomic, except where `path` is a mount point: the kubelet bind-mounts a container's termination-message
  * file, and rename() onto a mount point fails with EBUSY. There the file is written in place (the kubelet reads it
- * only after the container has exited, so no reader can see it half-written), and only when it is a regular file.
+ * only after the container has exited, so no reader can see it half-written), and only when it is a regular file;
+ * and where `path` is a character device, written through it.
  */
 export function writeFileAtomicOrInPlace(path: string, content: string): void {
+  const device = deviceAt(path);
+  // A device is written through, as Tekton's entrypoint writes it (`--termination-path /dev/null`), never replaced by
+  // a regular file: as root, a rename would take the device node's place on the host. A block device is a disk.
+  if (device === "block") throw new UnsafeFileError("a block device, not a regular file", "EINVAL");
+  if (device === "character") return writeInPlace(path, content, true);
   try {
     writeFileAtomic(path, content);
   } catch (error) {
@@ -41,7 +47,20 @@ export function writeFileAtomicOrInPlace(path: string, content: string): void {
   }
 }
 
-function writeInPlace(path: string, content: string): void {
+export function isCharacterDevice(path: string): boolean {
+  return deviceAt(path) === "character";
+}
+
+function deviceAt(path: string): "character" | "block" | undefined {
+  try {
+    const stats = lstatSync(path);
+    return stats.isCharacterDevice() ? "character" : stats.isBlockDevice() ? "block" : undefined;
+  } catch {
+    return undefined; // nothing there yet, or nothing baton may look at: the atomic write says what is wrong
+  }
+}
+
+function writeInPlace(path: string, content: string, device = false): void {
   let fd: number;
   try {
     fd = openSync(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
@@ -50,11 +69,11 @@ function writeInPlace(path: string, content: string): void {
   }
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new UnsafeFileError(`${typeName(stats)}, not a regular file`, "EINVAL");
+    if (!(stats.isFile() || (device && stats.isCharacterDevice()))) throw new UnsafeFileError(`${typeName(stats)}, not a regular file`, "EINVAL");
     const bytes = Buffer.from(content);
     writeAll(fd, bytes);
     // Truncate after writing, not with O_TRUNC: a full disk then leaves the old message, not an empty file.
-    ftruncateSync(fd, bytes.length);
+    if (stats.isFile()) ftruncateSync(fd, bytes.length);
   } finally {
     closeSync(fd);
   }

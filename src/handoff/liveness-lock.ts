@@ -115,6 +115,8 @@ export interface WriterWait {
  * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. undefined when there is nothing to wait
  * on: no liveness file of baton's, the one numbered `notIno` (a writer already seen gone), or no addon or thread.
  * `ok` false: flock failed (a file system without locks), so nothing can be told from it.
+ * With no thread (a full PID limit), each call looks at the lock once without blocking instead, and a free lock is
+ * told to `onGone` all the same: the caller keeps its folder watch and safety poll, and calls again at each look.
  */
 export function waitForWriter(file: string, notIno: number | undefined, onGone: (ino: number, ok: boolean) => void): WriterWait | undefined {
   const opened = openLivenessFile(file);
@@ -130,7 +132,11 @@ export function waitForWriter(file: string, notIno: number | undefined, onGone: 
     });
   }
   if (typeof handle === "number") {
+    // No thread could start (EAGAIN: the pod's PID limit is full). Without this look a writer that died would never
+    // be noticed: the waiter would wait for ever.
+    const free = addon !== undefined && addon.flock(opened.fd, LOCK_SH | LOCK_NB) === 0;
     closeQuietly(opened.fd);
+    if (free) setImmediate(onGone, opened.ino, true);
     return undefined;
   }
   pending = true;

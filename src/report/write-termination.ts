@@ -1,6 +1,6 @@
 import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../base/errors.js";
-import { writeFileAtomicOrInPlace } from "../base/atomic-write.js";
+import { isCharacterDevice, writeFileAtomicOrInPlace } from "../base/atomic-write.js";
 import type { Reason } from "../handoff/post-file.js";
 import { UnsafeFileError } from "../base/safe-files.js";
 import { composeMessage, readExisting, readOptionalFile, readResults, type TerminationReason } from "./termination-message.js";
@@ -31,7 +31,7 @@ export function writeTerminationMessage(
   const withResults = outcome.handOn && outcome.ranCommand;
   let existing: string;
   try {
-    existing = readExisting(path);
+    existing = isCharacterDevice(path) ? "" : readExisting(path); // a device is written through (atomic-write.ts)
   } catch (error) {
     if (!(error instanceof UnsafeFileError)) throw new Error(`cannot read termination message ${path}: ${describeSystemError(error)}`);
     // A symlink, a FIFO, a folder or more than the kubelet keeps: never a message of Tekton's, and renaming the new

@@ -1,5 +1,5 @@
-// The pids Node spawned and still has to collect. The reaper never touches these: their exit status belongs to
-// libuv, which reports it as the child's 'exit' event. Every spawn of baton's must go through trackChild.
+// The pids baton spawned and still has to collect. The reaper never touches these: their exit status belongs to
+// whoever started them (libuv, or the addon's spawn in start-process.ts), which reports it as the child's 'exit' event. Every spawn of baton's must go through trackChild.
 const running = new Set<number>();
 
 /** What tracking needs of a child: a ChildProcess, or anything else that wraps a libuv process handle. */

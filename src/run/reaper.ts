@@ -1,7 +1,7 @@
 // Reaping orphans, like tini: as PID 1 (or a child subreaper) baton inherits every process its command leaves behind,
 // and Node only ever waits for the children it spawned itself. On SIGCHLD we peek at an exited child without reaping
-// it (waitid WNOWAIT); a pid that Node spawned is left for libuv, which is waiting for its status, and anything else
-// is reaped. The native part is the addon (src/addon/), loaded on the first SIGCHLD so that a step pays nothing
+// it (waitid WNOWAIT); a pid that baton spawned is left for what collects its status (libuv, or the addon's spawn in
+// src/run/start-process.ts), and anything else is reaped. The native part is the addon (src/addon/), loaded on the first SIGCHLD so that a step pays nothing
 // for it before its command runs.
 import { loadNativeAddon, type NativeAddon } from "../addon/load-addon.js";
 

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+import { cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 
 function assertOneLine(stderr: string, pattern: RegExp): void {
   const lines = stderr.split("\n").filter(Boolean);
@@ -43,6 +43,29 @@ test("gives 126 and one line when the command is not executable", async () => {
   assert.equal(exit.code, 126);
   assertOneLine(exit.stderr, /cannot be executed/);
   assert.equal(readJson(join(dir, "post.err")).exitCode, 126);
+});
+
+test("a script with no #! line runs under /bin/sh, named by its path or found in PATH, as execvp runs it", async () => {
+  const dir = tempDir();
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "plain-script"), 'echo "ran $0 $*"\nexit 5\n', { mode: 0o755 });
+  const byPath = await runBaton(["--", join(bin, "plain-script"), "a", "b"]);
+  assert.equal(byPath.code, 5, byPath.stderr);
+  assert.equal(byPath.stdout, `ran ${join(bin, "plain-script")} a b\n`);
+  const found = await runBaton(["--", "plain-script", "c"], { env: cleanEnv({ PATH: `${bin}:${process.env.PATH}` }) });
+  assert.equal(found.code, 5, found.stderr);
+  assert.equal(found.stdout, `ran ${join(bin, "plain-script")} c\n`);
+});
+
+test("the command inherits none of baton's own descriptors: its folders, liveness lock, event loop", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await runBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "sh", "-c", 'for f in /proc/$$/fd/*; do readlink "$f"; done; exit 0']);
+  assert.equal(exit.code, 0, exit.stderr);
+  const targets = exit.stdout.split("\n").filter(Boolean);
+  assert.ok(targets.length >= 3, exit.stdout);
+  assert.deepEqual(targets.filter((t) => t.includes(dir) || t.startsWith("anon_inode:")), []);
 });
 
 test("--entrypoint names the program; the words after -- are its arguments", async () => {

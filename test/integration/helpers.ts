@@ -1,7 +1,7 @@
 // Shared helpers for integration tests: run the built bundle as a real process, optionally as PID 1 of a new PID
 // namespace, and observe it from outside (files, /proc, exit status). No fakes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync, readdirSync, readlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmdirSync, readFileSync, existsSync, readdirSync, readlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -63,6 +63,9 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 const running = new Set<ChildProcess>();
 after(() => {
   for (const child of running) {
+    // The command runs in a session of its own: killing baton alone would leave it (a sidecar's endless loop) to init,
+    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid.
+    if (child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
     child.kill("SIGKILL");
     child.stdout?.destroy();
     child.stderr?.destroy();
@@ -181,6 +184,31 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Every process below `root`, read from /proc (children before grandchildren). */
+function descendantsOf(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readOr(`/proc/${name}/stat`, "");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+  }
+  const found: number[] = [];
+  for (let next = [root]; next.length > 0; ) {
+    next = next.flatMap((pid) => children.get(pid) ?? []);
+    found.push(...next);
+  }
+  return found;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone already
+  }
+}
+
 /** The processes of process group `pgid` that are still alive (zombies are dead; this machine's init may not reap them). */
 export function liveGroupMembers(pgid: number): number[] {
   const alive: number[] = [];
@@ -225,4 +253,31 @@ function readlinkOr(path: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * A pids cgroup of the test file's own (v1 here; v2 where that is what the machine has), removed when the file ends,
+ * or undefined when there is none to make. A process joins it by writing its pid to cgroup.procs; pids.max limits it.
+ */
+export function pidsCgroup(): string | undefined {
+  if (!IS_ROOT) return undefined;
+  const name = `baton-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
+    if (!existsSync(join(root, "cgroup.procs"))) continue;
+    if (root === "/sys/fs/cgroup" && !readOr(join(root, "cgroup.subtree_control"), "").includes("pids")) continue;
+    try {
+      mkdirSync(join(root, name));
+      after(() => {
+        try {
+          rmdirSync(join(root, name));
+        } catch {
+          // EBUSY: a process of it killed a moment ago is not gone yet; an empty cgroup left behind is harmless
+        }
+      });
+      if (existsSync(join(root, name, "pids.max"))) return join(root, name);
+    } catch {
+      // not allowed here
+    }
+  }
+  return undefined;
 }

@@ -248,6 +248,16 @@ export function exactBytesCases(build: string, baton: readonly string[]): void {
     assertOneLine(exit.stderr);
   });
 
+  test(`${build}: such a command is waited for: baton ends with its code, after it, and hands on POST.err`, async () => {
+    // The command outlives every other handle of baton's (no wait, no timer): baton ended at once with 0 while it ran.
+    const dir = tempDir();
+    const raw = 'exec "$@" "$(printf "x\\377y")"';
+    const exit = await runBaton(["--post-file", join(dir, "post"), "--", "sh", "-c", 'sleep 0.5; echo "$1"; exit 4', "sh"], { baton: [...baton], prefix: ["sh", "-c", raw, "sh"] });
+    assert.equal(exit.code, 4, exit.stderr);
+    assert.equal(exit.stdout, "x\ufffdy\n"); // the harness decodes it
+    assert.equal(readJson(join(dir, "post.err")).exitCode, 4);
+  });
+
   test(`${build}: a captured command gets such bytes decoded, and baton says so in one line; the capture works`, async () => {
     const dir = tempDir();
     const raw = 'exec "$@" "$(printf "x\\377y")"';

@@ -2,25 +2,9 @@
 // findings 3 and 13). A pids cgroup of its own, limited once baton waits, so baton starts but cannot fork.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync as exists, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { readFileSync, writeFileSync } from "node:fs";
+import { BATON, cleanEnv, eventSeen, existsSync, join, pidsCgroup, readJson, runBaton, startBaton, tempDir } from "./helpers.js";
 
-/** A pids cgroup (v1 here; v2 where that is what the machine has), or undefined when there is none to make. */
-function pidsCgroup(): string | undefined {
-  if (!IS_ROOT) return undefined;
-  const name = `baton-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
-    if (!exists(join(root, "cgroup.procs"))) continue;
-    if (root === "/sys/fs/cgroup" && !readOr(join(root, "cgroup.subtree_control"), "").includes("pids")) continue;
-    try {
-      mkdirSync(join(root, name));
-      if (exists(join(root, name, "pids.max"))) return join(root, name);
-    } catch {
-      // not allowed here
-    }
-  }
-  return undefined;
-}
 const cgroup = pidsCgroup();
 const skip = !cgroup && "needs root and a pids cgroup";
 
@@ -42,10 +26,6 @@ async function stepWithFullPidLimit(extra: string[]) {
   writeFileSync(join(cgroup!, "pids.max"), "max");
   return { dir, post, exit };
 }
-
-test.after(() => {
-  if (cgroup) rmdirSync(cgroup);
-});
 
 test("finding 13: no process left to fork: baton's failure (exit 1, Error), not the command's 126", { skip }, async () => {
   const { dir, post, exit } = await stepWithFullPidLimit([]);

@@ -203,3 +203,38 @@ test("--on-error continue also covers a command killed by a signal: ExitCode 137
   );
   assert.equal(readFileSync(join(dir, "meta/exitCode"), "utf8"), "137");
 });
+
+/** The file type at `path` as stat(1) names it, without following a link. */
+function fileType(path: string): string {
+  return execFileSync("stat", ["-c", "%F", path], { encoding: "utf8" }).trim();
+}
+
+test("a termination path that is a character device is written through, not replaced (as root a rename took its place)", { skip: !IS_ROOT && "mknod needs root" }, async () => {
+  const dir = tempDir();
+  execFileSync("mknod", [join(dir, "termination"), "c", "1", "3"]); // /dev/null's numbers
+  const exit = await runBaton([...stepArgs(dir), ...writesResults(dir, "exit 0")]);
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stderr, "");
+  assert.equal(fileType(join(dir, "termination")), "character special file");
+  assert.ok(existsSync(join(dir, "post")));
+});
+
+test("a character device that refuses the message (/dev/full) fails the step in one line: POST.err, the device kept", { skip: !IS_ROOT && "mknod needs root" }, async () => {
+  const dir = tempDir();
+  execFileSync("mknod", [join(dir, "termination"), "c", "1", "7"]); // /dev/full's numbers
+  const exit = await runBaton([...stepArgs(dir), ...writesResults(dir, "exit 0")]);
+  assert.notEqual(exit.code, 0);
+  assert.match(exit.stderr, /^baton: cannot write termination message .*termination: .*no space left/im);
+  assert.equal(fileType(join(dir, "termination")), "character special file");
+  assert.ok(existsSync(join(dir, "post.err")));
+});
+
+test("a termination path that is a block device is neither written nor replaced: POST.err", { skip: !IS_ROOT && "mknod needs root" }, async () => {
+  const dir = tempDir();
+  execFileSync("mknod", [join(dir, "termination"), "b", "7", "250"]);
+  const exit = await runBaton([...stepArgs(dir), ...writesResults(dir, "exit 0")]);
+  assert.notEqual(exit.code, 0);
+  assert.match(exit.stderr, /^baton: cannot write termination message .*termination: a block device, not a regular file/m);
+  assert.equal(fileType(join(dir, "termination")), "block special file");
+  assert.ok(existsSync(join(dir, "post.err")));
+});

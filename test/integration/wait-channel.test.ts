@@ -6,22 +6,10 @@
 // liveness.test.ts; other uids, umask 077, FIFOs: liveness-attacks.test.ts.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
-
-/** inotify instances held by a process (each is an open anon_inode:inotify descriptor). */
-function inotifyInstances(pid: number): number {
-  let count = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify") count++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return count;
-}
+import { inotifyInstances, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
 
 const BUILDS = [
   { build: "bundle", words: [process.execPath, BATON] },
@@ -91,7 +79,7 @@ for (const { build, words } of BUILDS) {
     const events = join(dir, "step1.events");
     // In a user namespace of its own, max_inotify_instances can be 0: every inotify_init1 fails (EMFILE).
     const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
-      prefix: ["unshare", "--user", "--map-root-user", "sh", "-c", 'echo 0 > /proc/sys/user/max_inotify_instances && exec "$@"', "sh"],
+      prefix: withInotifyLimit(0),
       env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
     });
     t.after(() => next.child.kill("SIGKILL"));

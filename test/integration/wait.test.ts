@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { withInotifyLimit } from "../../scripts/bench/inotify.mjs";
 
 const EVENTS_ONLY = { BATON_SAFETY_POLL: "1h" };
 
@@ -220,7 +221,7 @@ test("falls back to polling, says so once, and keeps working when the kernel ref
   const baton = startBaton(
     ["--wait-file", join(dir, "a/prev"), "--post-file", join(dir, "post"), "--", "true"],
     {
-      prefix: ["unshare", "--user", "--map-root-user", "sh", "-c", 'echo 0 > /proc/sys/user/max_inotify_instances && exec "$@"', "sh"],
+      prefix: withInotifyLimit(0),
       env: cleanEnv({ ...EVENTS_ONLY, BATON_EVENTS: events }),
     },
   );

@@ -1,0 +1,60 @@
+// What the bench and the integration tests look at of a process's inotify use, and how both lower the node's inotify
+// budget: one copy, imported by scripts/bench/lib.mjs (re-exported) and by test/integration/. No side effects (lib.mjs
+// installs signal handlers, which a test process must not get).
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+
+/**
+ * The descriptors of `pid` that are inotify instances (anon_inode:inotify); none when it has ended.
+ * @param {number} pid
+ * @returns {string[]}
+ */
+function inotifyDescriptors(pid) {
+  let fds;
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  return fds.filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify";
+    } catch {
+      return false; // the fd closed while we looked
+    }
+  });
+}
+
+/**
+ * How many inotify instances `pid` holds: one per waiting step is what baton must not take from the node.
+ * @param {number} pid
+ * @returns {number}
+ */
+export function inotifyInstances(pid) {
+  return inotifyDescriptors(pid).length;
+}
+
+/**
+ * True once `pid` holds an inotify instance with at least one watch, i.e. a waiting step has armed its watch.
+ * @param {number} pid
+ * @returns {boolean}
+ */
+export function hasInotifyWatch(pid) {
+  return inotifyDescriptors(pid).some((fd) => {
+    try {
+      return readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8").includes("inotify wd:");
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Words to put before a command so that it runs in a user namespace of its own whose inotify budget
+ * (/proc/sys/user/max_inotify_instances, per user and namespace) is `limit` instances: 0, and every inotify_init1
+ * fails with EMFILE, as on a node whose budget other software has taken. Needs root (or unprivileged user namespaces).
+ * @param {number} limit
+ * @returns {string[]}
+ */
+export function withInotifyLimit(limit) {
+  return ["unshare", "--user", "--map-root-user", "sh", "-c", `echo ${limit} > /proc/sys/user/max_inotify_instances && exec "$@"`, "sh"];
+}

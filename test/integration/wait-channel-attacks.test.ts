@@ -1,0 +1,205 @@
+// The hand-off channel's threads and descriptors under attack (src/addon/wait-events.c, src/handoff/liveness-lock.ts;
+// docs/design.md "Waiting"): a signal, a cancel file or a wait timeout while the thread is blocked on the writer's lock;
+// several waits in one process (a sidecar's stop files); no thread to be had (the pod's PID limit full); and no
+// command, the writer's or a waiter's, ever holding a liveness file (inherited, it would keep a dead baton's lock).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import {
+  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, startBaton, tempDir, waitFor,
+  type Exit, type StartOptions,
+} from "./helpers.js";
+import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
+
+/**
+ * The liveness files of `posts` that a process holds open: a waiting baton holds its predecessor's while a thread of
+ * its own is blocked on that lock (and its own post file's all along: not counted here).
+ */
+function livenessFilesOpen(pid: number, ...posts: string[]): string[] {
+  const wanted = new Set(posts.map((post) => `${post}.baton-live`));
+  const open: string[] = [];
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return open; // it has ended
+  }
+  for (const fd of fds) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (wanted.has(target)) open.push(target);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return open.sort();
+}
+
+/** `exited`, or a failure naming `what` if the process is still there after `ms` (generous: the machine is shared). */
+async function endsWithin(exited: Promise<Exit>, ms: number, what: string): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const BUILDS = [
+  { build: "bundle", words: [process.execPath, BATON] },
+  { build: "standalone", words: [STANDALONE] },
+];
+const cgroup = pidsCgroup();
+
+for (const { build, words } of BUILDS) {
+  if (build === "standalone" && NO_STANDALONE) {
+    test(`${build}: every test of this file`, { skip: NO_STANDALONE }, () => {});
+    continue;
+  }
+  const start = (args: string[], options: StartOptions = {}) => startBaton(args, { baton: words, ...options });
+
+  /** A step that runs until DIR/go-NAME exists, then hands on POST; resolves once its liveness file is there. */
+  async function predecessor(dir: string, post: string, name = "go", command = "true") {
+    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; while [ ! -e ${dir}/${name} ]; do sleep 0.05; done`]);
+    await fileAppears(`${post}.baton-live`);
+    return step;
+  }
+
+  /** A waiter on `post` whose thread is blocked on the predecessor's lock (it holds the liveness file open). */
+  async function blockedWaiter(dir: string, post: string, extra: string[], options: StartOptions = {}) {
+    const events = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), ...extra, "--", "touch", join(dir, "ran")], {
+      ...options,
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    await eventSeen(events, "waiting");
+    const pid = await waiter.hostPid();
+    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
+    return { waiter, pid };
+  }
+
+  for (const [name, number] of [["SIGTERM", 15], ["SIGINT", 2]] as const) {
+    test(`${build}: as PID 1, ${name} while the thread is blocked on the writer's lock ends the wait at once: POST.err, exit ${128 + number}`, { skip: !IS_ROOT && "needs root for a PID namespace" }, async (t) => {
+      const dir = tempDir();
+      const post = join(dir, "prev");
+      const first = await predecessor(dir, post);
+      t.after(() => first.child.kill("SIGKILL"));
+      const { waiter, pid } = await blockedWaiter(dir, post, [], { pid1: true });
+      process.kill(pid, name);
+      const exit = await endsWithin(waiter.exited, 20_000, "the waiter after its signal");
+      assert.equal(exit.code, 128 + number, exit.stderr);
+      assert.match(exit.stderr, new RegExp(`^baton: stopped by ${name} while waiting$`, "m"));
+      assert.equal(readJson(join(dir, "next.err")).reason, "Signaled");
+      assert.equal(existsSync(join(dir, "ran")), false);
+      // The writer is none the worse: it still hands on.
+      writeFileSync(join(dir, "go"), "");
+      assert.equal((await first.exited).code, 0);
+    });
+  }
+
+  test(`${build}: --wait-timeout and --cancel-file end a wait whose thread is blocked on the writer's lock`, async (t) => {
+    for (const [how, extra, code, reason] of [
+      ["wait timeout", ["--wait-timeout", "5s"], 124, "WaitTimeout"],
+      ["cancel file", ["--cancel-file", "CANCEL"], 143, "Cancelled"],
+    ] as const) {
+      const dir = tempDir();
+      const post = join(dir, "prev");
+      const first = await predecessor(dir, post);
+      t.after(() => first.child.kill("SIGKILL"));
+      const { waiter } = await blockedWaiter(dir, post, extra.map((word) => word.replace("CANCEL", join(dir, "cancel"))));
+      if (how === "cancel file") writeFileSync(join(dir, "cancel"), "cancel");
+      const exit = await endsWithin(waiter.exited, 30_000, `the waiter after its ${how}`);
+      assert.equal(exit.code, code, `${how}: ${exit.stderr}`);
+      assert.equal(readJson(join(dir, "next.err")).reason, reason, how);
+      assert.equal(existsSync(join(dir, "ran")), false, how);
+    }
+  });
+
+  test(`${build}: a sidecar waiting on two batons' stop files blocks a thread on each; the first hand-on stops it, the other thread does not keep it`, async (t) => {
+    const dir = tempDir();
+    const [a, b] = [join(dir, "a/out"), join(dir, "b/out")];
+    const first = await predecessor(dir, a, "go-a");
+    const second = await predecessor(dir, b, "go-b");
+    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => second.child.kill("SIGKILL"));
+    const events = join(dir, "sidecar.events");
+    const sidecar = start(["sidecar", "--stop-file", a, "--stop-file", b, "--", "sh", "-c", `ls -l /proc/self/fd/ > ${dir}/sidecar-fds; exec sleep 1000`], {
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    t.after(() => sidecar.child.kill("SIGKILL"));
+    await eventSeen(events, "command");
+    const pid = sidecar.child.pid!;
+    await waitFor(() => (livenessFilesOpen(pid, a, b).length === 2 ? true : undefined), "a thread blocked on each stop file's lock");
+    assert.deepEqual(livenessFilesOpen(pid, a, b), [`${a}.baton-live`, `${b}.baton-live`]);
+    assert.equal(inotifyInstances(pid), 0);
+    writeFileSync(join(dir, "go-a"), "");
+    const exit = await endsWithin(sidecar.exited, 30_000, "the sidecar after its first stop file");
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(readEvents(events).find((e) => e.event === "stopping")?.file, a);
+    // The sidecar's command ran while both threads held a liveness file: it inherited neither.
+    await fileAppears(join(dir, "sidecar-fds"));
+    assert.doesNotMatch(readFileSync(join(dir, "sidecar-fds"), "utf8"), /baton-live/);
+  });
+
+  test(`${build}: no command inherits a liveness file: the writer's (a killed baton's command would keep its lock) and its waiter's`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    // The writer's command, started from UTF-8 words and from a byte that is not (0xff: the addon's spawnBytes).
+    for (const [how, prefix] of [["UTF-8", []], ["not UTF-8", ["sh", "-c", `exec "$@" "$(printf '\\377')"`, "sh"]]] as const) {
+      const fds = join(dir, `writer-fds-${how}`);
+      const args = ["--post-file", join(dir, `solo-${how}`), "--", "sh", "-c", `ls -l /proc/self/fd/ > '${fds}'`, "sh"];
+      const exit = await endsWithin(start(args, { prefix: [...prefix] }).exited, 30_000, "a writer");
+      assert.equal(exit.code, 0, exit.stderr);
+      assert.doesNotMatch(readFileSync(fds, "utf8"), /baton-live/, `the command of a writer started from ${how} words`);
+    }
+    const first = await predecessor(dir, post, "go", `ls -l /proc/self/fd/ > ${dir}/writer-fds`);
+    t.after(() => first.child.kill("SIGKILL"));
+    const events = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "sh", "-c", `ls -l /proc/self/fd/ > ${dir}/waiter-fds`], {
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    await eventSeen(events, "waiting");
+    await waitFor(() => (livenessFilesOpen(waiter.child.pid!, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
+    writeFileSync(join(dir, "go"), "");
+    const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.doesNotMatch(readFileSync(join(dir, "writer-fds"), "utf8"), /baton-live/);
+    assert.doesNotMatch(readFileSync(join(dir, "waiter-fds"), "utf8"), /baton-live/);
+  });
+
+  test(`${build}: with the PID limit full (no thread to block on the lock), a waiter still notices its predecessor's death`, { skip: !cgroup && "needs root and a pids cgroup" }, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "run/0/out");
+    mkdirSync(join(dir, "run/0"), { recursive: true });
+    const events = join(dir, "waiter.events");
+    const enter = ["sh", "-c", `echo $$ > ${cgroup}/cgroup.procs && exec "$@"`, "sh"];
+    // Started first, so it watches the folder until the predecessor's baton is there; no safety poll to lean on.
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
+      prefix: enter,
+      env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
+    });
+    t.after(() => waiter.child.kill("SIGKILL"));
+    await eventSeen(events, "waiting");
+    const pid = waiter.child.pid!; // sh execs baton
+    await waitFor(() => (inotifyInstances(pid) === 1 ? true : undefined), "the waiter to watch the folder");
+    const limit = join(cgroup!, "pids.max");
+    const refusals = () => Number(/^max (\d+)$/m.exec(readFileSync(join(cgroup!, "pids.events"), "utf8"))?.[1] ?? 0);
+    const refusedBefore = refusals();
+    // Under what is running already: no new thread at all (one that ended meanwhile must not make room for ours).
+    writeFileSync(limit, "1");
+    t.after(() => writeFileSync(limit, "max"));
+    const first = await predecessor(dir, post);
+    t.after(() => first.child.kill("SIGKILL"));
+    // The waiter saw the liveness file and could not start its thread.
+    await waitFor(() => (refusals() > refusedBefore ? true : undefined), "the waiter's thread to be refused");
+    assert.equal(livenessFilesOpen(pid, post).length, 0, "a thread holds the liveness file after all");
+    first.child.kill("SIGKILL");
+    const exit = await endsWithin(waiter.exited, 30_000, "the waiter after its predecessor's death");
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+}
