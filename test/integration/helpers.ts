@@ -19,6 +19,17 @@ export const STANDALONE = join(STANDALONE_DIR, "baton");
 export const NO_STANDALONE: string | false = existsSync(STANDALONE) ? false : `no standalone build at ${STANDALONE_DIR}: \`make sea\` builds it`;
 export const IS_ROOT = process.getuid?.() === 0;
 
+/**
+ * `make check`, the quick loop, sets BATON_TEST_QUICK=1: a stress case then plays its race once instead of many times
+ * (`repetitions`), and a test that pushes a large volume through baton is skipped (`SKIP_WHEN_QUICK` says why).
+ * `make test` runs them in full.
+ */
+const QUICK = process.env.BATON_TEST_QUICK === "1";
+export const SKIP_WHEN_QUICK: string | false = QUICK && "a large volume: make test runs it, make check (BATON_TEST_QUICK=1) does not";
+export function repetitions(full: number): number {
+  return QUICK ? 1 : full;
+}
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
