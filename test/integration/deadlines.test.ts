@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir } from "./helpers.js";
+import { BATON, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, readOr, runBaton, startBaton, tempDir } from "./helpers.js";
 
 test("finding 11: --timeout 600h and Tekton's -timeout 720h0m0s do not fire at once (over 2^31-1 ms)", async () => {
   for (const args of [["--timeout", "600h", "--", "sh"], ["-timeout", "720h0m0s", "-entrypoint", "sh", "--"]]) {
@@ -27,9 +27,15 @@ test("finding 11: --wait-timeout 600h keeps waiting", async () => {
 test("finding 11: --grace-period 600h gives the command its grace (no SIGKILL after 1 ms)", async () => {
   const dir = tempDir();
   const meta = join(dir, "meta");
-  // The command traps SIGTERM and exits 0 after 0.3 s: its own code (0) is recorded in DIR/exitCode.
-  const exit = await runBaton(["--timeout", "200ms", "--grace-period", "600h", "--step-metadata-dir", meta, "--", "sh", "-c", "trap 'sleep 0.3; exit 0' TERM; sleep 5 & wait"]);
-  assert.equal(exit.code, 124);
+  const cancel = join(dir, "cancel");
+  // The command traps SIGTERM and exits 0 after 0.3 s: its own code (0) is recorded in DIR/exitCode. The stop (the
+  // same as --timeout's) comes from the cancel file once sh has installed its trap: a timer could fire before that.
+  const command = `trap 'sleep 0.3; exit 0' TERM; touch ${dir}/trapped; sleep 5 & wait`;
+  const baton = startBaton(["--cancel-file", cancel, "--grace-period", "600h", "--step-metadata-dir", meta, "--", "sh", "-c", command]);
+  await fileAppears(join(dir, "trapped"));
+  writeFileSync(cancel, "cancel");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 143, exit.stderr);
   assert.equal(readOr(join(meta, "exitCode"), ""), "0");
 });
 
@@ -54,12 +60,17 @@ test("finding 12: a wall-clock step during --grace-period does not SIGKILL a gro
     const realKill = process.kill;
     process.kill = function (pid, signal) { if (signal === "SIGTERM" && jumpAt === Infinity) jumpAt = realNow() + 100; return realKill.apply(process, arguments); };
   `);
-  // The group leader exits at once on SIGTERM; a member of its group needs 0.5 s to finish cleanly.
-  const member = `trap 'sleep 0.5; touch ${dir}/clean; exit 0' TERM; while :; do sleep 0.05; done`;
-  const exit = await runBaton(["--timeout", "300ms", "--grace-period", "10s", "--", "sh", "-c", `sh -c "${member}" & sleep 100`], {
-    baton: [process.execPath, "--require", jump, (await import("./helpers.js")).BATON],
+  // The group leader exits at once on SIGTERM; a member of its group needs 0.5 s to finish cleanly. The stop (the same
+  // as --timeout's) comes from the cancel file once the member has installed its trap: a timer could fire before that.
+  const member = `trap 'sleep 0.5; touch ${dir}/clean; exit 0' TERM; touch ${dir}/trapped; while :; do sleep 0.05; done`;
+  const cancel = join(dir, "cancel");
+  const baton = startBaton(["--cancel-file", cancel, "--grace-period", "10s", "--", "sh", "-c", `sh -c "${member}" & sleep 100`], {
+    baton: [process.execPath, "--require", jump, BATON],
   });
-  assert.equal(exit.code, 124, exit.stderr);
+  await fileAppears(join(dir, "trapped"));
+  writeFileSync(cancel, "cancel");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 143, exit.stderr);
   assert.equal(existsSync(join(dir, "clean")), true, "the member was given its grace period");
 });
 

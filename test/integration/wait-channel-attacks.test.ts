@@ -65,7 +65,7 @@ for (const { build, words } of BUILDS) {
 
   /** A step that runs until DIR/go-NAME exists, then hands on POST; resolves once its liveness file is there. */
   async function predecessor(dir: string, post: string, name = "go", command = "true") {
-    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; while [ ! -e ${dir}/${name} ]; do sleep 0.05; done`]);
+    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; while [ ! -e ${dir}/${name} ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done`]);
     await fileAppears(`${post}.baton-live`);
     return step;
   }

@@ -25,9 +25,13 @@ for (const { build, words } of BUILDS) {
   /** baton's own pid: the standalone launcher execs, so the child is baton in both builds. */
   const pidOf = (step: ReturnType<typeof start>) => step.child.pid!;
 
-  /** A step that runs until DIR/go exists, then hands on POST. */
+  /**
+   * A step that runs until DIR/go exists, then hands on POST. Its command also ends once its baton is gone: the tests
+   * kill that baton to make a dead predecessor, and an orphaned loop would poll for the rest of the machine's life.
+   */
   function predecessor(dir: string, post: string, options: StartOptions = {}) {
-    return start(["--post-file", post, "--", "sh", "-c", `while [ ! -e ${dir}/go ]; do sleep 0.05; done`], options);
+    const command = `while [ ! -e ${dir}/go ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done`;
+    return start(["--post-file", post, "--", "sh", "-c", command], options);
   }
 
   test(`${build}: a waiter whose predecessor is a baton holds no inotify instance and hands on when it does`, async (t) => {
