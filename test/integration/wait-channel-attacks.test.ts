@@ -104,7 +104,8 @@ for (const { build, words } of BUILDS) {
 
   test(`${build}: --wait-timeout and --cancel-file end a wait whose thread is blocked on the writer's lock`, async (t) => {
     for (const [how, extra, code, reason] of [
-      ["wait timeout", ["--wait-timeout", "5s"], 124, "WaitTimeout"],
+      // Long enough for the test to see the thread blocked first, on a loaded machine and the standalone build.
+      ["wait timeout", ["--wait-timeout", "10s"], 124, "WaitTimeout"],
       ["cancel file", ["--cancel-file", "CANCEL"], 143, "Cancelled"],
     ] as const) {
       const dir = tempDir();
