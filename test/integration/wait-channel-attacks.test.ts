@@ -4,12 +4,29 @@
 // command, the writer's or a waiter's, ever holding a liveness file (inherited, it would keep a dead baton's lock).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import {
   BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
 } from "./helpers.js";
 import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
+
+/** What the descriptors of `pid` point at (`PATH (deleted)` for a file no longer at its name); none once it ended. */
+function openFiles(pid: number): string[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  return fds.flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/${pid}/fd/${fd}`)];
+    } catch {
+      return []; // closed meanwhile
+    }
+  });
+}
 
 /**
  * The liveness files of `posts` that a process holds open: a waiting baton holds its predecessor's while a thread of
@@ -17,22 +34,7 @@ import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
  */
 function livenessFilesOpen(pid: number, ...posts: string[]): string[] {
   const wanted = new Set(posts.map((post) => `${post}.baton-live`));
-  const open: string[] = [];
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return open; // it has ended
-  }
-  for (const fd of fds) {
-    try {
-      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (wanted.has(target)) open.push(target);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return open.sort();
+  return openFiles(pid).filter((file) => wanted.has(file)).sort();
 }
 
 /** `exited`, or a failure naming `what` if the process is still there after `ms` (generous: the machine is shared). */
@@ -102,7 +104,8 @@ for (const { build, words } of BUILDS) {
 
   test(`${build}: --wait-timeout and --cancel-file end a wait whose thread is blocked on the writer's lock`, async (t) => {
     for (const [how, extra, code, reason] of [
-      ["wait timeout", ["--wait-timeout", "5s"], 124, "WaitTimeout"],
+      // Long enough for the test to see the thread blocked first, on a loaded machine and the standalone build.
+      ["wait timeout", ["--wait-timeout", "10s"], 124, "WaitTimeout"],
       ["cancel file", ["--cancel-file", "CANCEL"], 143, "Cancelled"],
     ] as const) {
       const dir = tempDir();
@@ -158,7 +161,8 @@ for (const { build, words } of BUILDS) {
     const first = await predecessor(dir, post, "go", `ls -l /proc/self/fd/ > ${dir}/writer-fds`);
     t.after(() => first.child.kill("SIGKILL"));
     const events = join(dir, "waiter.events");
-    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "sh", "-c", `ls -l /proc/self/fd/ > ${dir}/waiter-fds`], {
+    // --cancel-file: the waiter holds an inotify instance of its own while its command starts, too.
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--cancel-file", join(dir, "cancel"), "--", "sh", "-c", `ls -l /proc/self/fd/ > ${dir}/waiter-fds`], {
       env: cleanEnv({ BATON_EVENTS: events }),
     });
     await eventSeen(events, "waiting");
@@ -167,7 +171,36 @@ for (const { build, words } of BUILDS) {
     const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
     assert.equal(exit.code, 0, exit.stderr);
     assert.doesNotMatch(readFileSync(join(dir, "writer-fds"), "utf8"), /baton-live/);
-    assert.doesNotMatch(readFileSync(join(dir, "waiter-fds"), "utf8"), /baton-live/);
+    assert.doesNotMatch(readFileSync(join(dir, "waiter-fds"), "utf8"), /baton-live|inotify/);
+  });
+
+  test(`${build}: the liveness file renamed over or removed while the thread is blocked on it: the living writer is still followed`, async (t) => {
+    const dir = tempDir();
+    // A dead baton's liveness file (marked, unlocked): what a neighbour who may write the folder could rename in.
+    const dead = join(dir, "dead");
+    assert.equal((await endsWithin(start(["--post-file", dead, "--", "true"]).exited, 30_000, "a writer")).code, 0);
+    for (const [how, ending] of [["renamed over", "hands on"], ["renamed over", "dies"], ["removed", "hands on"], ["removed", "dies"]] as const) {
+      const sub = join(dir, `${how.replace(" ", "-")}-${ending.replace(" ", "-")}`);
+      mkdirSync(sub);
+      const post = join(sub, "prev");
+      const first = await predecessor(sub, post);
+      t.after(() => first.child.kill("SIGKILL"));
+      const { waiter, pid } = await blockedWaiter(sub, post, []);
+      if (how === "renamed over") {
+        writeFileSync(join(sub, "fake"), readFileSync(`${dead}.baton-live`));
+        renameSync(join(sub, "fake"), `${post}.baton-live`);
+      } else unlinkSync(`${post}.baton-live`);
+      // Its thread is still blocked on the writer's lock, through the file that is no longer at that name.
+      await new Promise((r) => setTimeout(r, 1000)); // time enough to take the change for a death, were it taken so
+      assert.ok(openFiles(pid).includes(`${post}.baton-live (deleted)`), `${how}, ${ending}: the thread let go of the writer's file`);
+      assert.deepEqual(livenessFilesOpen(pid, post), [], `${how}, ${ending}: the waiter follows the file now at that name`);
+      assert.equal(waiter.child.exitCode, null, `${how}, ${ending}: the waiter ended while its writer lives`);
+      if (ending === "hands on") writeFileSync(join(sub, "go"), "");
+      else first.child.kill("SIGKILL");
+      const exit = await endsWithin(waiter.exited, 30_000, `the waiter (${how}, the writer ${ending})`);
+      if (ending === "hands on") assert.equal(exit.code, 0, `${how}, ${ending}: ${exit.stderr}`);
+      else assert.equal(readJson(join(sub, "next.err")).reason, "PreviousStepDied", `${how}, ${ending}: ${exit.stderr}`);
+    }
   });
 
   test(`${build}: with the PID limit full (no thread to block on the lock), a waiter still notices its predecessor's death`, { skip: !cgroup && "needs root and a pids cgroup" }, async (t) => {
@@ -195,7 +228,8 @@ for (const { build, words } of BUILDS) {
     t.after(() => first.child.kill("SIGKILL"));
     // The waiter saw the liveness file and could not start its thread.
     await waitFor(() => (refusals() > refusedBefore ? true : undefined), "the waiter's thread to be refused");
-    assert.equal(livenessFilesOpen(pid, post).length, 0, "a thread holds the liveness file after all");
+    // Each look opens the liveness file for a moment: a thread would hold it for good.
+    await waitFor(() => (livenessFilesOpen(pid, post).length === 0 ? true : undefined), "no thread of the waiter to hold the liveness file");
     first.child.kill("SIGKILL");
     const exit = await endsWithin(waiter.exited, 30_000, "the waiter after its predecessor's death");
     assert.equal(exit.code, 1, exit.stderr);
