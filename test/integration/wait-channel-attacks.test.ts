@@ -203,6 +203,24 @@ for (const { build, words } of BUILDS) {
     }
   });
 
+  test(`${build}: a post file written by a script while its baton still lives (Tekton's debug-continue at the onFailure breakpoint) starts the next step`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    const events = join(dir, "first.events");
+    const first = start(["--post-file", post, "--breakpoint-on-failure", "--", "sh", "-c", "exit 3"], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => first.child.kill("SIGKILL"));
+    const { waiter } = await blockedWaiter(dir, post, []);
+    await eventSeen(events, "done"); // its outcome is written (no post file: the breakpoint's), it holds its lock and waits
+    assert.equal(waiter.child.exitCode, null);
+    // What /tekton/debug/scripts/debug-continue does: the post file, then the breakpoint's exit code.
+    writeFileSync(post, "");
+    writeFileSync(`${post}.breakpointexit`, "0\n");
+    const [a, b] = await Promise.all([endsWithin(first.exited, 30_000, "the step at its breakpoint"), endsWithin(waiter.exited, 30_000, "the waiter")]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
   test(`${build}: with the PID limit full (no thread to block on the lock), a waiter still notices its predecessor's death`, { skip: !cgroup && "needs root and a pids cgroup" }, async (t) => {
     const dir = tempDir();
     const post = join(dir, "run/0/out");
