@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import {
-  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, startBaton, tempDir, waitFor,
+  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, shellWaitFor, startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
 } from "./helpers.js";
 import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
@@ -65,7 +65,7 @@ for (const { build, words } of BUILDS) {
 
   /** A step that runs until DIR/go-NAME exists, then hands on POST; resolves once its liveness file is there. */
   async function predecessor(dir: string, post: string, name = "go", command = "true") {
-    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; while [ ! -e ${dir}/${name} ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done`]);
+    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; ${shellWaitFor(join(dir, name))}`]);
     await fileAppears(`${post}.baton-live`);
     return step;
   }
