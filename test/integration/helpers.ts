@@ -117,6 +117,16 @@ export function startBaton(args: string[], options: StartOptions = {}): Baton {
   return { child, exited, hostPid };
 }
 
+/**
+ * A shell loop, for a command a test runs under baton, that waits until `file` exists. It also ends once that baton is
+ * gone (the shell is re-parented), so that a predecessor the test killed leaves no loop polling for the rest of the
+ * machine's life; and after two minutes whatever happens: a baton killed before the shell started leaves it no parent
+ * to tell ($PPID is already 1), and `kill -0 $PPID` would be fooled by a reused pid.
+ */
+export function shellWaitFor(file: string): string {
+  return `n=0; while [ ! -e '${file}' ] && read -r _ _ _ p _ < /proc/$$/stat && [ "$p" = "$PPID" ] && [ $n -lt 2400 ]; do n=$((n + 1)); sleep 0.05; done`;
+}
+
 /** Runs baton to completion. */
 export function runBaton(args: string[], options: StartOptions = {}): Promise<Exit> {
   return startBaton(args, options).exited;

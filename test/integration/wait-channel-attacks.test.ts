@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import {
-  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, startBaton, tempDir, waitFor,
+  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, shellWaitFor, startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
 } from "./helpers.js";
 import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
@@ -65,7 +65,7 @@ for (const { build, words } of BUILDS) {
 
   /** A step that runs until DIR/go-NAME exists, then hands on POST; resolves once its liveness file is there. */
   async function predecessor(dir: string, post: string, name = "go", command = "true") {
-    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; while [ ! -e ${dir}/${name} ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done`]);
+    const step = start(["--post-file", post, "--", "sh", "-c", `${command}; ${shellWaitFor(join(dir, name))}`]);
     await fileAppears(`${post}.baton-live`);
     return step;
   }
@@ -201,6 +201,24 @@ for (const { build, words } of BUILDS) {
       if (ending === "hands on") assert.equal(exit.code, 0, `${how}, ${ending}: ${exit.stderr}`);
       else assert.equal(readJson(join(sub, "next.err")).reason, "PreviousStepDied", `${how}, ${ending}: ${exit.stderr}`);
     }
+  });
+
+  test(`${build}: a post file written by a script while its baton still lives (Tekton's debug-continue at the onFailure breakpoint) starts the next step`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    const events = join(dir, "first.events");
+    const first = start(["--post-file", post, "--breakpoint-on-failure", "--", "sh", "-c", "exit 3"], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => first.child.kill("SIGKILL"));
+    const { waiter } = await blockedWaiter(dir, post, []);
+    await eventSeen(events, "done"); // its outcome is written (no post file: the breakpoint's), it holds its lock and waits
+    assert.equal(waiter.child.exitCode, null);
+    // What /tekton/debug/scripts/debug-continue does: the post file, then the breakpoint's exit code.
+    writeFileSync(post, "");
+    writeFileSync(`${post}.breakpointexit`, "0\n");
+    const [a, b] = await Promise.all([endsWithin(first.exited, 30_000, "the step at its breakpoint"), endsWithin(waiter.exited, 30_000, "the waiter")]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
   });
 
   test(`${build}: with the PID limit full (no thread to block on the lock), a waiter still notices its predecessor's death`, { skip: !cgroup && "needs root and a pids cgroup" }, async (t) => {

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, shellWaitFor, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
 import { inotifyInstances, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
 
 const BUILDS = [
@@ -30,8 +30,7 @@ for (const { build, words } of BUILDS) {
    * kill that baton to make a dead predecessor, and an orphaned loop would poll for the rest of the machine's life.
    */
   function predecessor(dir: string, post: string, options: StartOptions = {}) {
-    const command = `while [ ! -e ${dir}/go ] && kill -0 $PPID 2>/dev/null; do sleep 0.05; done`;
-    return start(["--post-file", post, "--", "sh", "-c", command], options);
+    return start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))], options);
   }
 
   test(`${build}: a waiter whose predecessor is a baton holds no inotify instance and hands on when it does`, async (t) => {
