@@ -75,8 +75,11 @@ const running = new Set<ChildProcess>();
 after(() => {
   for (const child of running) {
     // The command runs in a session of its own: killing baton alone would leave it (a sidecar's endless loop) to init,
-    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid.
-    if (child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
+    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid. Only while
+    // baton has not exited: a baton that exited but whose pipes something still holds is here too, and its pid may
+    // be another process's by now (pid_max is 32768 here), whose tree is not ours to kill.
+    const alive = child.exitCode === null && child.signalCode === null;
+    if (alive && child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
     child.kill("SIGKILL");
     child.stdout?.destroy();
     child.stderr?.destroy();
