@@ -46,23 +46,32 @@ typecheck: $(NODE_MODULES)
 # --test-timeout bounds each test file as well as each test (Node 20-24's runner): test/integration/reaper.test.ts takes
 # ~47 s alone on Node 22 (200 orphans, ten times) and went over 60 s beside another file in CI's concurrency of 2.
 TEST_RUN = node --import tsx --test --test-timeout=180000 --test-reporter=spec
-UNIT_TESTS = test/unit/*.test.ts
+# The unit files run in one process (test/in-one-process.mjs): a process per file costs more CPU than their tests.
+# UNIT_ISOLATED has a process of its own (`node --test`): it patches process.binding and must load start-process.ts
+# first.
+UNIT_ISOLATED = test/unit/start-process.test.ts
+UNIT_TOGETHER = $(filter-out $(UNIT_ISOLATED),$(wildcard test/unit/*.test.ts))
+UNIT_RUN = node --import tsx --test-reporter=spec test/in-one-process.mjs $(UNIT_TOGETHER)
 # The standalone builds' tests (test/integration/sea*.test.ts) run each build on its own Node 24 whatever Node runs them.
 STANDALONE_TESTS = $(wildcard test/integration/sea*.test.ts)
 BUNDLE_TESTS = $(filter-out $(STANDALONE_TESTS),$(wildcard test/integration/*.test.ts))
 
 unit: $(NODE_MODULES)
-	$(TEST_RUN) $(UNIT_TESTS)
+	$(UNIT_RUN)
+	$(TEST_RUN) $(UNIT_ISOLATED)
 
 integration: $(BUNDLE) $(ADDON) $(SEA) $(SEA_ARM64)
 	$(TEST_RUN) --test-concurrency=2 test/integration/*.test.ts
 
 # The fast loop for a change (docs/development.md): typecheck, the unit tests and the bundle's integration tests on the
 # `node` first on PATH. Nothing else is built: no standalone folder (its tests are left out, and those of the bundle's
-# files that also try the standalone build skip that part, saying so), no other Node, no arm64.
+# files that also try the standalone build skip that part, saying so), no other Node, no arm64. BATON_TEST_QUICK=1:
+# the stress cases play their race once, the large-volume test is skipped (test/integration/helpers.ts). Three files
+# at a time: many mostly wait (a grace period, a deadline, the 30 s stall); two at a time used ~0.9 of the 2 cores.
 check: typecheck $(BUNDLE) $(ADDON)
-	$(TEST_RUN) $(UNIT_TESTS)
-	$(TEST_RUN) --test-concurrency=2 $(BUNDLE_TESTS)
+	$(UNIT_RUN)
+	$(TEST_RUN) $(UNIT_ISOLATED)
+	BATON_TEST_QUICK=1 $(TEST_RUN) --test-concurrency=3 $(BUNDLE_TESTS)
 
 $(TEST_NODES): scripts/nodes/package.json scripts/nodes/package-lock.json
 	npm ci --prefix scripts/nodes --no-audit --no-fund
@@ -74,7 +83,8 @@ nodes: $(TEST_NODES)
 # of those compare the bundle with the standalone folder (x86_64), which is built first.
 $(addprefix test-node,$(NODE_VERSIONS)): test-node%: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(ADDON) $(SEA)
 	@echo "== unit and integration tests on Node $$(PATH=$(call node_bin,$*):$$PATH node --version)"
-	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) $(UNIT_TESTS)
+	PATH=$(call node_bin,$*):$$PATH $(UNIT_RUN)
+	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) $(UNIT_ISOLATED)
 	PATH=$(call node_bin,$*):$$PATH $(TEST_RUN) --test-concurrency=2 $(BUNDLE_TESTS)
 
 # The standalone builds, once: they run their own Node 24 (the test runner is the pinned Node 24 too).

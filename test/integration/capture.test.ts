@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createReadStream, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
+import { SKIP_WHEN_QUICK, cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
 
 function killGroup(pgid: number): void {
   try {
@@ -64,7 +64,7 @@ test("without a capture flag the command's stdio is baton's own", async () => {
   assert.equal((await baton.exited).code, 0);
 });
 
-test("200 MB of output to a slow file do not grow baton's memory: back-pressure, not buffering (peak RSS)", async (t) => {
+test("200 MB of output to a slow file do not grow baton's memory: back-pressure, not buffering (peak RSS)", { skip: SKIP_WHEN_QUICK }, async (t) => {
   const dir = tempDir();
   const size = 200 * 1024 * 1024;
   // The "file" is a FIFO that this test drains slowly, so the copy to it is the bottleneck: a baton that ignored

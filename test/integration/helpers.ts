@@ -19,6 +19,17 @@ export const STANDALONE = join(STANDALONE_DIR, "baton");
 export const NO_STANDALONE: string | false = existsSync(STANDALONE) ? false : `no standalone build at ${STANDALONE_DIR}: \`make sea\` builds it`;
 export const IS_ROOT = process.getuid?.() === 0;
 
+/**
+ * `make check`, the quick loop, sets BATON_TEST_QUICK=1: a stress case then plays its race once instead of many times
+ * (`repetitions`), and a test that pushes a large volume through baton is skipped (`SKIP_WHEN_QUICK` says why).
+ * `make test` runs them in full.
+ */
+const QUICK = process.env.BATON_TEST_QUICK === "1";
+export const SKIP_WHEN_QUICK: string | false = QUICK && "a large volume: make test runs it, make check (BATON_TEST_QUICK=1) does not";
+export function repetitions(full: number): number {
+  return QUICK ? 1 : full;
+}
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -64,8 +75,11 @@ const running = new Set<ChildProcess>();
 after(() => {
   for (const child of running) {
     // The command runs in a session of its own: killing baton alone would leave it (a sidecar's endless loop) to init,
-    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid.
-    if (child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
+    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid. Only while
+    // baton has not exited: a baton that exited but whose pipes something still holds is here too, and its pid may
+    // be another process's by now (pid_max is 32768 here), whose tree is not ours to kill.
+    const alive = child.exitCode === null && child.signalCode === null;
+    if (alive && child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
     child.kill("SIGKILL");
     child.stdout?.destroy();
     child.stderr?.destroy();

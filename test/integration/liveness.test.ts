@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, fileAppears, existsSync, join, readEvents, readJson, repetitions, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for PID and mount namespaces";
 
@@ -61,7 +61,7 @@ test("a predecessor that hands on and exits is never taken for dead (its lock go
   const dir = tempDir();
   // Rounds of a waiter polling the lock fast (its liveness look runs on every event too) against a predecessor that
   // writes POST and exits at once: the waiter must always see POST.
-  for (let round = 0; round < 8; round++) {
+  for (let round = 0; round < repetitions(8); round++) {
     const post = join(dir, `step${round}/out`);
     const events = join(dir, `waiter${round}.events`);
     const waiter = startBaton(["--wait-file", post, "--", "true"], { env: cleanEnv({ BATON_EVENTS: events }) });

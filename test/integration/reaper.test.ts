@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, readdirSync } from "node:fs";
-import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, join, readOr, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
+import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, join, readOr, repetitions, startBaton, tempDir, waitFor, type StartOptions } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace";
 const ORPHANS = 50;
@@ -127,7 +127,7 @@ test("as PID 1, 100 concurrent children of the command and baton's own child all
     for i in $(seq ${ORPHANS}); do (sleep 0.2 &); done
     sleep 0.2
     exit 42`;
-  for (let run = 1; run <= 3; run++) {
+  for (let run = 1; run <= repetitions(3); run++) {
     const exit = await startBaton(["--", "sh", "-c", script], { pid1: true }).exited;
     assert.equal(exit.code, 42, `run ${run}: ${exit.stderr}`);
     assert.equal(exit.stdout.trim(), "wrong=0", `run ${run}: ${exit.stderr}`);
@@ -135,10 +135,10 @@ test("as PID 1, 100 concurrent children of the command and baton's own child all
   }
 });
 
-test("as PID 1, a command killed together with 200 orphans (one SIGKILL to its group) gives 137, ten times out of ten", { skip, timeout: 180_000 }, async () => {
+test("as PID 1, a command killed together with 200 orphans (one SIGKILL to its group) gives 137, ten times out of ten (once in make check)", { skip, timeout: 180_000 }, async () => {
   // The command's exit lands in the middle of a burst of orphans' exits. A reaper that took its status would leave
   // Node waiting forever (this caught one in about three runs), so each run has a deadline.
-  for (let run = 1; run <= 10; run++) {
+  for (let run = 1; run <= repetitions(10); run++) {
     const baton = startBaton(["--", "sh", "-c", "for i in $(seq 200); do (sleep 1000 &); done; kill -KILL 0"], { pid1: true });
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<"hung">((resolve) => (timer = setTimeout(() => resolve("hung"), 20_000)));

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
-import { cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, startBaton, tempDir, waitFor, readOr, listeningPorts, IS_ROOT } from "./helpers.js";
+import { cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, repetitions, startBaton, tempDir, waitFor, readOr, listeningPorts, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace";
 
@@ -111,7 +111,7 @@ test("as PID 1, a harmless signal (SIGWINCH) does not end the wait", { skip }, a
 });
 
 test("as PID 1, a SIGTERM sent the instant baton's handlers exist is not lost", { skip }, async () => {
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < repetitions(5); round++) {
     const dir = tempDir();
     const baton = startBaton(["--wait-file", join(dir, "never"), "--post-file", join(dir, "post"), "--", "sleep", "1000"], {
       pid1: true,
