@@ -38,6 +38,9 @@ static void call_unlocked(napi_env env, napi_value callback, void *context, void
 
 static void *unlock_thread(void *arg) {
   unlock_wait *wait = arg;
+  // A name of its own in /proc/PID/task/*/comm (ps -L, top -H): a waiting step's blocked waits can be counted, and a
+  // wait that never let its thread go would show.
+  pthread_setname_np(pthread_self(), "baton-wait");
   int rc;
   do rc = flock(wait->fd, LOCK_SH);
   while (rc == -1 && errno == EINTR);

@@ -37,6 +37,23 @@ function livenessFilesOpen(pid: number, ...posts: string[]): string[] {
   return openFiles(pid).filter((file) => wanted.has(file)).sort();
 }
 
+/** The threads of `pid` blocked on a writer's lock, or on their way out: the addon names them baton-wait. */
+function waitThreads(pid: number): number {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  return tasks.filter((task) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8") === "baton-wait\n";
+    } catch {
+      return false; // ended meanwhile
+    }
+  }).length;
+}
+
 /** `exited`, or a failure naming `what` if the process is still there after `ms` (generous: the machine is shared). */
 async function endsWithin(exited: Promise<Exit>, ms: number, what: string): Promise<Exit> {
   let timer: NodeJS.Timeout | undefined;
@@ -79,7 +96,8 @@ for (const { build, words } of BUILDS) {
     });
     await eventSeen(events, "waiting");
     const pid = await waiter.hostPid();
-    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
+    // The main thread opens the file and hands it to the thread, which names itself once it runs.
+    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 && waitThreads(pid) === 1 ? true : undefined), "the waiter's thread to block on the lock");
     return { waiter, pid };
   }
 
@@ -135,7 +153,7 @@ for (const { build, words } of BUILDS) {
     t.after(() => sidecar.child.kill("SIGKILL"));
     await eventSeen(events, "command");
     const pid = sidecar.child.pid!;
-    await waitFor(() => (livenessFilesOpen(pid, a, b).length === 2 ? true : undefined), "a thread blocked on each stop file's lock");
+    await waitFor(() => (livenessFilesOpen(pid, a, b).length === 2 && waitThreads(pid) === 2 ? true : undefined), "a thread blocked on each stop file's lock");
     assert.deepEqual(livenessFilesOpen(pid, a, b), [`${a}.baton-live`, `${b}.baton-live`]);
     assert.equal(inotifyInstances(pid), 0);
     writeFileSync(join(dir, "go-a"), "");
@@ -162,12 +180,20 @@ for (const { build, words } of BUILDS) {
     t.after(() => first.child.kill("SIGKILL"));
     const events = join(dir, "waiter.events");
     // --cancel-file: the waiter holds an inotify instance of its own while its command starts, too.
-    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--cancel-file", join(dir, "cancel"), "--", "sh", "-c", `ls -l /proc/self/fd/ > ${dir}/waiter-fds`], {
+    const command = `ls -l /proc/self/fd/ > ${dir}/fds-tmp && mv ${dir}/fds-tmp ${dir}/waiter-fds; ${shellWaitFor(join(dir, "end"))}`;
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--cancel-file", join(dir, "cancel"), "--", "sh", "-c", command], {
       env: cleanEnv({ BATON_EVENTS: events }),
     });
+    t.after(() => waiter.child.kill("SIGKILL"));
     await eventSeen(events, "waiting");
-    await waitFor(() => (livenessFilesOpen(waiter.child.pid!, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
+    const pid = waiter.child.pid!;
+    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
     writeFileSync(join(dir, "go"), "");
+    // Its command runs: the wait's thread has let go of the writer's file and ended (its thread-safe function released).
+    await fileAppears(join(dir, "waiter-fds"));
+    await waitFor(() => (waitThreads(pid) === 0 ? true : undefined), "the wait's thread to end");
+    assert.deepEqual(livenessFilesOpen(pid, post), []);
+    writeFileSync(join(dir, "end"), "");
     const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
     assert.equal(exit.code, 0, exit.stderr);
     assert.doesNotMatch(readFileSync(join(dir, "writer-fds"), "utf8"), /baton-live/);
@@ -248,6 +274,7 @@ for (const { build, words } of BUILDS) {
     await waitFor(() => (refusals() > refusedBefore ? true : undefined), "the waiter's thread to be refused");
     // Each look opens the liveness file for a moment: a thread would hold it for good.
     await waitFor(() => (livenessFilesOpen(pid, post).length === 0 ? true : undefined), "no thread of the waiter to hold the liveness file");
+    assert.equal(waitThreads(pid), 0);
     first.child.kill("SIGKILL");
     const exit = await endsWithin(waiter.exited, 30_000, "the waiter after its predecessor's death");
     assert.equal(exit.code, 1, exit.stderr);
