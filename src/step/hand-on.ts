@@ -73,19 +73,19 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
   let exitCode = batonExitCode(final);
   if (options.postFile !== undefined && !atBreakpoint) {
     const record = { exitCode: final.exitCode, reason: final.reason, startedAt, finishedAt: new Date().toISOString() };
+    let posted: string | undefined;
     try {
-      emit("post", { file: writePostFile(options.postFile, final.handOn, record) });
+      posted = writePostFile(options.postFile, final.handOn, record);
     } catch (error) {
       warn(error instanceof Error ? error.message : String(error));
-      const fallback = writeEmptyErrorPostFile(options.postFile);
-      if (fallback) {
-        warn(`wrote an empty ${fallback} instead, so the next step ends`);
-        emit("post", { file: fallback });
-      }
+      posted = writeEmptyErrorPostFile(options.postFile);
+      if (posted) warn(`wrote an empty ${posted} instead, so the next step ends`);
       if (exitCode === 0) exitCode = settleOutcome(final, { writeFailed: true }).exitCode;
     }
-    // Whatever is there now is all this step will hand on: a waiter blocked on the lock wakes and looks.
+    // Whatever is there now is all this step will hand on: a waiter blocked on the lock wakes and looks. At once, before
+    // the events line (a slow --events pipe must not hold the next step back).
     releaseLivenessLock(options.postFile);
+    if (posted) emit("post", { file: posted });
   }
   emit("done", { exitCode });
   return exitCode;
