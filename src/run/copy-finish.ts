@@ -36,6 +36,11 @@ export class CopyFinish<Pipe extends PipeView, Sink extends SinkView> {
   private readonly lastRead = new Map<Pipe, number>();
   /** Pipes read empty since the exit: all the command wrote before exiting is read from them. */
   private readonly emptied = new Set<Pipe>();
+  /**
+   * Pipes resumed in this turn of the event loop: what they give now is what Node read and held while they were
+   * paused, maybe long before the exit, so a short chunk of it says nothing about the pipe being empty.
+   */
+  private readonly replaying = new Set<Pipe>();
   /** The last read of each pipe that the previous check found silent. */
   private readonly silentAt = new Map<Pipe, number>();
   /** Data came from a pipe already read empty since the exit: a process the command left behind writes to it. */
@@ -60,14 +65,22 @@ export class CopyFinish<Pipe extends PipeView, Sink extends SinkView> {
   read(pipe: Pipe, bytes: number, now: number): void {
     this.lastData = now;
     if (this.emptied.has(pipe)) this.writesOn = true;
-    if (this.afterExit && bytes < PIPE_READ_SIZE) this.emptied.add(pipe);
+    if (this.afterExit && bytes < PIPE_READ_SIZE && !this.replaying.has(pipe)) this.emptied.add(pipe);
     this.lastRead.set(pipe, now);
   }
 
-  /** A pipe is quiet only from its resume: while paused, nothing was read from it, however long ago its data came. */
+  /**
+   * A pipe is quiet only from its resume: while paused, nothing was read from it, however long ago its data came.
+   * Until settled(pipe) (the tee calls it one turn later) its chunks are the ones Node held while it was paused.
+   */
   resumed(pipe: Pipe, now: number): void {
     this.lastData = now;
     this.lastRead.set(pipe, now);
+    this.replaying.add(pipe);
+  }
+
+  settled(pipe: Pipe): void {
+    this.replaying.delete(pipe);
   }
 
   ended(pipe: Pipe): void {

@@ -115,7 +115,8 @@ export function teeOutput(
     for (const [source, own, paths] of pairs) {
       if (!source.isPaused() || policy.full(own) || paths.some((path) => policy.full(files.get(path)!))) continue;
       policy.resumed(source, monotonicMs());
-      source.resume();
+      source.resume(); // Node emits what it held on the next tick, before this setImmediate
+      setImmediate(() => policy.settled(source));
     }
   };
   for (const [file, stream] of files) {

@@ -219,3 +219,34 @@ test("a full destination pauses the pipes until it drains, unless it was given u
   policy.giveUp(sink);
   assert.equal(policy.full(sink), false);
 });
+
+test("chunks Node held while the pipe was paused, given after the exit, are not taken for a process left behind", () => {
+  // output-kept.test.ts finding 10 at a load of 12-28: the file's reader slept, the pipe was paused with chunks held
+  // by Node, the command exited. On resume a short held chunk marked the pipe read empty and the next one looked like
+  // a writer left behind: 2 s after the exit baton stopped reading and lost the rest.
+  const { pipe, sink, policy } = setUp();
+  policy.exited(0);
+  policy.readingAfterExit();
+  pipe.paused = true;
+  sink.writableLength = QUEUE_LIMIT;
+  let now = 0;
+  for (; now < READ_AFTER_EXIT_MAX_MS + 1000; now += CHECK_MS) {
+    // The reader takes a little at a time; each drain resumes the pipe, which gives held chunks of any size.
+    sink.take(40_000);
+    pipe.paused = false;
+    policy.resumed(pipe, now);
+    policy.read(pipe, 1000, now);
+    policy.read(pipe, PIPE_READ_SIZE, now);
+    policy.settled(pipe);
+    sink.writableLength += 40_000;
+    pipe.paused = true;
+    assert.deepEqual(policy.check(now), { state: "copying" }, `at ${now} ms`);
+  }
+  // Once a read of its own finds the pipe empty and the queue is written out, quiet ends the copy as usual.
+  pipe.paused = false;
+  policy.resumed(pipe, now);
+  policy.settled(pipe);
+  policy.read(pipe, 10, now);
+  sink.take(QUEUE_LIMIT * 2);
+  assert.equal(checks(policy, now, now + 10 * QUIET_AFTER_EXIT_MS).verdict.state, "quiet");
+});
