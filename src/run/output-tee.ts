@@ -1,5 +1,5 @@
-import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
-import type { Readable, Writable } from "node:stream";
+import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, write, type WriteStream } from "node:fs";
+import { Writable, type Readable } from "node:stream";
 import { monotonicMs } from "../base/clock.js";
 import { describeSystemError } from "../base/errors.js";
 import { CopyFinish, QUIET_AFTER_EXIT_MS, STALL_LIMIT_MS } from "./copy-finish.js";
@@ -217,7 +217,7 @@ type Sink = Writable & { readonly bytesWritten: number };
  * its output to EAGAIN. A pipe (the container's log) is reopened through /proc/self/fd/N: a description of baton's
  * own, non-blocking there only, written by the event loop, so a reader that stops for good blocks no thread (Node
  * joins its thread pool at exit, and a write(2) that never returns would keep baton from exiting). Anything else (a
- * terminal, a file, no /proc) is written by descriptor on the thread pool. Never closed.
+ * socket, a terminal, a file, no /proc) is written by descriptor on the thread pool (DescriptorSink). Never closed.
  */
 const consoles = new Map<number, Sink>();
 function consoleStream(fd: 1 | 2): Sink {
@@ -235,7 +235,40 @@ function openConsole(fd: 1 | 2): Sink {
   } catch {
     // No /proc, no reader (ENXIO), or not reopenable: write by descriptor.
   }
-  return createWriteStream("", { fd, autoClose: false });
+  return new DescriptorSink(fd);
+}
+
+/** How long a write that found the descriptor full (EAGAIN) waits before it tries again. */
+const RETRY_FULL_MS = 5;
+
+/**
+ * Writes to a descriptor on the thread pool, and waits out EAGAIN as a blocking write would. The descriptor can turn
+ * non-blocking under baton: Node's net.Socket reads `process.stderr` when it is destroyed (the command's pipes are),
+ * which creates it and sets O_NONBLOCK on fd 2's description, a socket when the container runtime or a test gives
+ * one. fs.WriteStream gives up after five EAGAINs in a row ("writev failed"), and the copy lost the rest of the
+ * output to the console. A reader that takes nothing for good is the stall check's to give up on (copy-finish.ts).
+ */
+class DescriptorSink extends Writable {
+  bytesWritten = 0;
+
+  constructor(private readonly fd: number) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    const writeFrom = (offset: number): void => {
+      write(this.fd, chunk, offset, chunk.length - offset, null, (error, written) => {
+        if (error && error.code !== "EAGAIN") return done(error);
+        const next = offset + (error ? 0 : written);
+        this.bytesWritten += next - offset;
+        if (next >= chunk.length) return done();
+        if (this.destroyed) return done();
+        if (error || written === 0) setTimeout(() => writeFrom(next), RETRY_FULL_MS);
+        else writeFrom(next);
+      });
+    };
+    writeFrom(0);
+  }
 }
 
 /** node:net, loaded only here: child_process has loaded it already for the command's pipes. */

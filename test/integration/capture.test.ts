@@ -2,10 +2,10 @@
 // with back-pressure, and without waiting on a grandchild that holds the pipe.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createReadStream, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { SKIP_WHEN_QUICK, cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
+import { BATON, SKIP_WHEN_QUICK, cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
 
 function killGroup(pgid: number): void {
   try {
@@ -199,4 +199,29 @@ test("an output file that cannot be opened fails the step before the command run
   assert.match(exit.stderr, /^baton: cannot create folder .*\/file for --stdout-path/);
   assert.equal(existsSync(join(dir, "ran")), false);
   assert.equal(existsSync(join(dir, "post.err")), true);
+});
+
+test("a console whose description turns non-blocking under baton still gets all of the captured output", async () => {
+  // Node's net.Socket reads process.stderr when the command's pipes are destroyed, which sets O_NONBLOCK on baton's
+  // fd 2 when it is a socket (a container runtime's, or Node's 'pipe' stdio); the copy's writes to the console then got
+  // EAGAIN, fs.WriteStream gave up after five in a row, and the rest never reached the console (seen in sea.test.ts
+  // under load). Made certain here: baton's stdout and stderr are one socket, and the command, which inherits that
+  // stderr, sets O_NONBLOCK on it; then its captured stdout goes to a console that reads slowly.
+  const dir = tempDir();
+  const size = 4 * 1024 * 1024;
+  const command = `python3 -c 'import fcntl, os; fcntl.fcntl(2, fcntl.F_SETFL, fcntl.fcntl(2, fcntl.F_GETFL) | os.O_NONBLOCK)' && head -c ${size} /dev/zero`;
+  const baton = spawn("sh", ["-c", 'exec "$@" 2>&1', "sh", process.execPath, BATON, "--stdout-path", join(dir, "out.log"), "--", "sh", "-c", command], {
+    env: cleanEnv(),
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  let received = 0;
+  baton.stdout!.on("data", (chunk: Buffer) => {
+    received += chunk.length;
+    baton.stdout!.pause(); // a slow reader: the socket stays full for a while after each read
+    setTimeout(() => baton.stdout!.resume(), 5);
+  });
+  const code = await new Promise((resolve) => baton.on("close", resolve));
+  assert.equal(code, 0);
+  assert.equal(received, size, "console stdout");
+  assert.equal(readFileSync(join(dir, "out.log")).length, size, "out.log");
 });
