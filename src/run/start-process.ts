@@ -27,7 +27,7 @@ export function spawnProcess(program: string, args: readonly string[], stdio: St
   // Bytes that are not UTF-8 in baton's argv or environment: only the addon can pass them on (exact-bytes.ts).
   const exact = exactBytes([program, ...args]);
   if (inherited) {
-    const addon = exact ? addonOrWarn() : addonOrUndefined();
+    const addon = addonOrUndefined(exact ? "baton's argv or environment is not UTF-8, and without its addon (%s) the command gets them as decoded text" : undefined);
     if (addon) return startWithAddon(addon, exact ?? textLaunch(program, args));
   } else if (exact) warn("baton's argv or environment is not UTF-8, and a captured command gets them as decoded text");
   try {
@@ -40,11 +40,13 @@ export function spawnProcess(program: string, args: readonly string[], stdio: St
   }
 }
 
-function addonOrUndefined(): NativeAddon | undefined {
+/** The addon, or undefined when it cannot load (a bundle copied without baton-reaper.node: child_process does it). */
+function addonOrUndefined(warning?: string): NativeAddon | undefined {
   try {
     return loadNativeAddon();
-  } catch {
-    return undefined; // bundle copied without baton-reaper.node: child_process does it
+  } catch (error) {
+    if (warning) warn(warning.replace("%s", error instanceof Error ? error.message : String(error)));
+    return undefined;
   }
 }
 
@@ -62,15 +64,6 @@ function startWithAddon(addon: NativeAddon, launch: ExactLaunch): SpawnedProcess
     return new FailedProcess(error);
   }
   return new AddonProcess(addon, launch);
-}
-
-function addonOrWarn(): NativeAddon | undefined {
-  try {
-    return loadNativeAddon();
-  } catch (error) {
-    warn(`baton's argv or environment is not UTF-8, and without its addon (${error instanceof Error ? error.message : String(error)}) the command gets them as decoded text`);
-    return undefined;
-  }
 }
 
 /**

@@ -1,8 +1,8 @@
 // Exit codes and bad input: each case gives the documented code and exactly one "baton: ..." line, never a stack.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { BATON, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 
 function assertOneLine(stderr: string, pattern: RegExp): void {
   const lines = stderr.split("\n").filter(Boolean);
@@ -124,4 +124,15 @@ test("--help and --version print to stdout and exit 0", async () => {
   const version = await runBaton(["--version"]);
   assert.equal(version.code, 0);
   assert.match(version.stdout, /^baton \d+\.\d+\.\d+\n$/);
+});
+
+test("a bundle copied without its addon starts the command through child_process; bytes that are not UTF-8 arrive decoded, said in one line", async () => {
+  const dir = tempDir();
+  const bundle = join(dir, "baton.cjs"); // no baton-reaper.node beside it
+  copyFileSync(BATON, bundle);
+  const raw = 'exec "$@" "$(printf "x\\377y")"';
+  const exit = await runBaton(["--", "sh", "-c", 'echo "$1"; exit 3', "sh"], { baton: [process.execPath, bundle], prefix: ["sh", "-c", raw, "sh"] });
+  assert.equal(exit.code, 3, exit.stderr);
+  assert.equal(exit.stdout, "x\ufffdy\n");
+  assertOneLine(exit.stderr, /not UTF-8, and without its addon \(.*baton-reaper\.node.*\) the command gets them as decoded text$/);
 });
