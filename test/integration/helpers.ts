@@ -233,6 +233,13 @@ function killQuietly(pid: number): void {
   }
 }
 
+/** True while `pid` runs: it exists and is not a zombie (a zombie holds no namespace and runs nothing; who reaps it is
+ * up to the host's init, which on some machines, CI's among them, never does). */
+export function isRunning(pid: number | string): boolean {
+  const stat = readOr(`/proc/${pid}/stat`, "");
+  return stat !== "" && stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+}
+
 /** The processes of process group `pgid` that are still alive (zombies are dead; this machine's init may not reap them). */
 export function liveGroupMembers(pgid: number): number[] {
   const alive: number[] = [];

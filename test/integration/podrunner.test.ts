@@ -13,7 +13,7 @@ import { featuresAvailable, missingFeatures } from "../../scripts/podrunner/feat
 import { parseManifest, loadManifest, type PodToRun } from "../../scripts/podrunner/manifest.js";
 import { runPod, type ContainerStatus, type PodResult, type RunOptions } from "../../scripts/podrunner/pod.js";
 import { drawSvg, drawTerminal } from "../../scripts/podrunner/timeline.js";
-import { BATON, IS_ROOT, readOr, waitFor } from "./helpers.js";
+import { BATON, IS_ROOT, isRunning, readOr, waitFor } from "./helpers.js";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const EXAMPLES = join(REPO, "examples");
@@ -286,7 +286,7 @@ spec:
   const podNet = netns(container[0]!);
   assert.notEqual(podNet, netns(String(process.pid)), "the pod has a network namespace of its own");
   const ours = new Set([...container, ...pids().filter((p) => netns(p) === podNet)]);
-  const alive = () => [...ours].filter((p) => existsSync(`/proc/${p}`));
+  const alive = () => [...ours].filter(isRunning);
   const exited = new Promise((done) => child.on("close", done));
   child.kill("SIGKILL");
   await exited;

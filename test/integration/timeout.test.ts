@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cleanEnv, eventSeen, existsSync, join, liveGroupMembers, readJson, readOr, startBaton, tempDir, waitFor } from "./helpers.js";
+import { cleanEnv, eventSeen, existsSync, isRunning, join, liveGroupMembers, readJson, startBaton, tempDir, waitFor } from "./helpers.js";
 
 /** Starts a step; returns it and the command's pid, which is also its process group id. */
 async function startStep(dir: string, args: string[]) {
@@ -13,11 +13,6 @@ async function startStep(dir: string, args: string[]) {
   });
   const pgid = (await eventSeen(events, "command")).child as number;
   return { baton, pgid, events };
-}
-
-function alive(pid: number): boolean {
-  const stat = readOr(`/proc/${pid}/stat`, "");
-  return stat !== "" && stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
 }
 
 /** A grandchild that ignores SIGTERM (its sleeps inherit the ignored disposition) and says where it is. */
@@ -36,7 +31,7 @@ test("timeout with a command and a grandchild that both ignore SIGTERM: SIGKILL 
   assert.match(exit.stderr, /^baton: the command ran longer than 300 ms \(--timeout\): SIGTERM to its process group, SIGKILL after 700 ms \(--grace-period\)$/m);
   assert.ok(took >= 1000, `the grace period was waited out (took ${took} ms)`);
   assert.deepEqual(liveGroupMembers(pgid), [], "nothing of the command's group is left");
-  assert.equal(alive(grandchild), false, "the grandchild is gone");
+  assert.equal(isRunning(grandchild), false, "the grandchild is gone");
   assert.equal(readFileSync(join(dir, "meta/exitCode"), "utf8"), "137", "the command itself died of SIGKILL");
   assert.deepEqual([readJson(join(dir, "post.err")).exitCode, readJson(join(dir, "post.err")).reason], [124, "TimeoutExceeded"]);
 });
@@ -49,7 +44,7 @@ test("timeout where the command dies of SIGTERM but leaves a grandchild that ign
   const exit = await baton.exited;
   assert.equal(exit.code, 124, exit.stderr);
   assert.deepEqual(liveGroupMembers(pgid), []);
-  assert.equal(alive(grandchild), false, "Tekton's entrypoint would leave this one running");
+  assert.equal(isRunning(grandchild), false, "Tekton's entrypoint would leave this one running");
   assert.equal(readFileSync(join(dir, "meta/exitCode"), "utf8"), "143", "the command itself died of SIGTERM");
 });
 
