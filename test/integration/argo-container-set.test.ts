@@ -40,7 +40,7 @@ test("a dependency whose baton is killed (SIGKILL, no exitcode): the dependent e
   const b = pod.start("b", ["sh", "-c", `echo $$ > ${work}/b.pid; exec sleep 30`]);
   assert.equal((await pod.start("a", ["true"]).exited).code, 0);
   await fileAppears(join(work, "b.pid"));
-  b.child.kill("SIGKILL");
+  b.kill();
   process.kill(Number(readFileSync(join(work, "b.pid"), "utf8")), "SIGKILL"); // it holds b's stdout: b.exited waits for it
   await b.exited;
   const rc = await c.exited;
@@ -93,7 +93,7 @@ test("a sidecar stops when the main container's baton died without an exitcode (
   const main = pod.start("main", ["sh", "-c", `echo $$ > ${work}/main.pid; exec sleep 30`]);
   await fileAppears(join(work, "main.pid"));
   await fileAppears(join(pod.dir("main"), "exitcode.baton-live"));
-  main.child.kill("SIGKILL");
+  main.kill();
   process.kill(Number(readFileSync(join(work, "main.pid"), "utf8")), "SIGKILL");
   await main.exited;
   assert.equal((await side.exited).code, 0);

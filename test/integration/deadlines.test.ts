@@ -29,8 +29,9 @@ test("finding 11: --grace-period 600h gives the command its grace (no SIGKILL af
   const meta = join(dir, "meta");
   const cancel = join(dir, "cancel");
   // The command traps SIGTERM and exits 0 after 0.3 s: its own code (0) is recorded in DIR/exitCode. The stop (the
-  // same as --timeout's) comes from the cancel file once sh has installed its trap: a timer could fire before that.
-  const command = `trap 'sleep 0.3; exit 0' TERM; touch ${dir}/trapped; sleep 5 & wait`;
+  // same as --timeout's) comes from the cancel file once sh has installed its trap and started the sleep it waits on:
+  // a sleep forked after the group's SIGTERM would outlive sh, and hold baton's output open for its 5 s.
+  const command = `trap 'sleep 0.3; exit 0' TERM; sleep 5 & touch ${dir}/trapped; wait`;
   const baton = startBaton(["--cancel-file", cancel, "--grace-period", "600h", "--step-metadata-dir", meta, "--", "sh", "-c", command]);
   await fileAppears(join(dir, "trapped"));
   writeFileSync(cancel, "cancel");
@@ -41,9 +42,11 @@ test("finding 11: --grace-period 600h gives the command its grace (no SIGKILL af
 
 test("finding 11: a sidecar's --grace-period 600h gives the sidecar its grace", async () => {
   const dir = tempDir();
-  const command = `trap 'sleep 0.3; touch ${dir}/clean; exit 0' TERM; touch ${dir}/trapped; sleep 100 & wait`;
+  // As above: the file says the trap is installed and the sleep started (one forked after the SIGTERM held the test
+  // for its 100 s).
+  const command = `trap 'sleep 0.3; touch ${dir}/clean; exit 0' TERM; sleep 100 & touch ${dir}/trapped; wait`;
   const baton = startBaton(["sidecar", "--stop-file", join(dir, "last"), "--grace-period", "600h", "--", "sh", "-c", command]);
-  await fileAppears(join(dir, "trapped")); // sh has installed its trap
+  await fileAppears(join(dir, "trapped"));
   writeFileSync(join(dir, "last"), "");
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr);

@@ -101,7 +101,7 @@ test("finding 4: a capture file that is a FIFO with no reader: one line, POST.er
   execFileSync("mkfifo", [fifo]);
   const baton = startBaton(["--post-file", join(dir, "post"), "--stdout-path", fifo, "--", "touch", join(dir, "ran")]);
   const exit = await Promise.race([baton.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
-  if (!exit) baton.child.kill("SIGKILL");
+  if (!exit) baton.kill();
   assert.ok(exit, "baton blocked on the FIFO");
   assert.equal(exit.code, 1, exit.stderr);
   assert.match(exit.stderr, /^baton: cannot open .*fifo for the command's output: a FIFO with no reader \(ENXIO\)\n$/);

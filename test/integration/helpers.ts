@@ -43,6 +43,12 @@ export interface Baton {
   exited: Promise<Exit>;
   /** baton's pid as seen from here (not 1, even when it is PID 1 in its namespace). */
   hostPid(): Promise<number>;
+  /**
+   * SIGKILL, as a killed container's baton gets it; then the processes it started, which a real container's end takes
+   * along, while here they would live on in sessions of their own (a `sleep 1000` for 1000 s). Baton goes first, so
+   * it never sees its command die.
+   */
+  kill(): void;
 }
 
 export interface StartOptions {
@@ -74,18 +80,25 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 const running = new Set<ChildProcess>();
 after(() => {
   for (const child of running) {
-    // The command runs in a session of its own: killing baton alone would leave it (a sidecar's endless loop) to init,
-    // running after the suite. Its whole tree goes first, while it can still be found from baton's pid. Only while
-    // baton has not exited: a baton that exited but whose pipes something still holds is here too, and its pid may
-    // be another process's by now (pid_max is 32768 here), whose tree is not ours to kill.
-    const alive = child.exitCode === null && child.signalCode === null;
-    if (alive && child.pid !== undefined) for (const pid of descendantsOf(child.pid)) killQuietly(pid);
-    child.kill("SIGKILL");
+    killWithTree(child);
     child.stdout?.destroy();
     child.stderr?.destroy();
     child.unref();
   }
 });
+
+/**
+ * SIGKILL to `child`, then to every process below it. The command runs in a session of its own: killing baton alone
+ * would leave it (a sidecar's endless loop) to init, running after the suite. Its tree is read while it can still be
+ * found from baton's pid, and only while baton has not exited: one that exited may have a pid that is another
+ * process's by now (pid_max is 32768 here), whose tree is not ours to kill.
+ */
+function killWithTree(child: ChildProcess): void {
+  const alive = child.exitCode === null && child.signalCode === null;
+  const tree = alive && child.pid !== undefined ? descendantsOf(child.pid) : [];
+  child.kill("SIGKILL");
+  for (const pid of tree) killQuietly(pid);
+}
 
 export function startBaton(args: string[], options: StartOptions = {}): Baton {
   const words = [...(options.prefix ?? []), ...(options.baton ?? [process.execPath, BATON]), ...args];
@@ -117,7 +130,7 @@ export function startBaton(args: string[], options: StartOptions = {}): Baton {
       return children ? Number(children.split(" ")[0]) : undefined;
     }, "baton's process to start");
   };
-  return { child, exited, hostPid };
+  return { child, exited, hostPid, kill: () => killWithTree(child) };
 }
 
 /**

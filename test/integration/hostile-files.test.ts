@@ -22,7 +22,7 @@ async function runWithin(args: string[], options: StartOptions, ms = 30_000): Pr
   let timer: NodeJS.Timeout | undefined;
   const hung = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      baton.child.kill("SIGKILL");
+      baton.kill();
       reject(new Error(`baton did not exit within ${ms} ms (blocked?)`));
     }, ms);
   });

@@ -47,7 +47,7 @@ export async function runWithin(ms: number, args: string[], options: StartOption
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      baton.child.kill("SIGKILL");
+      baton.kill();
       reject(new Error(`baton did not end within ${ms} ms`));
     }, ms);
   });
@@ -216,7 +216,7 @@ export function hostileInputCases(build: string, baton: readonly string[]): void
     const server = `require("node:net").createServer((s) => s.end()).listen(8080, "127.0.0.1")`;
     const argv = ["sidecar", "--stop-file", join(dir, "stop"), "--ready-probe", "tcp:service.test:8080", "--ready-file", join(dir, "ready"), "--", process.execPath, "-e", server];
     const sidecar = startBaton(argv, { baton: words, prefix: ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", setUp, "sh"] });
-    t.after(() => sidecar.child.kill("SIGKILL"));
+    t.after(() => sidecar.kill());
     // Probes have gone unanswered for a while: 4 queries dropped, each lookup now holding a thread for 30 s.
     await waitFor(() => (readOr(log, "").split("\n").filter((l) => l.startsWith("drop")).length >= 4 ? true : undefined), "4 dropped queries");
     writeFileSync(join(dir, "dns-ready"), "");

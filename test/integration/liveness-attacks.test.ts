@@ -79,7 +79,7 @@ for (const { build, words } of BUILDS) {
     for (const name of ["prev.lock", "prev.baton-live"]) mkdirSync(join(dir, name));
     const events = join(dir, "events");
     const step = start(["--wait-file", post, "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
-    t.after(() => step.child.kill("SIGKILL"));
+    t.after(() => step.kill());
     await eventSeen(events, "waiting");
     await new Promise((r) => setTimeout(r, 1500));
     writeFileSync(post, "");
@@ -93,7 +93,7 @@ for (const { build, words } of BUILDS) {
     const post = join(dir, "prev");
     for (const name of ["prev.lock", "prev.baton-live"]) execFileSync("mkfifo", [join(dir, name)]);
     const step = start(["--wait-file", post, "--wait-timeout", "1s", "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")]);
-    t.after(() => step.child.kill("SIGKILL"));
+    t.after(() => step.kill());
     const exit = await Promise.race([step.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 20_000))]);
     assert.ok(exit, "baton hung in open(2) on the FIFO");
     assert.equal(exit.code, 124, exit.stderr);
@@ -104,14 +104,14 @@ for (const { build, words } of BUILDS) {
     const dir = tempDir();
     const post0 = join(dir, "run/0/out");
     const first = start(["--post-file", post0, "--debug-before-step", "--", "true"]);
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     await stderrSays(first.child, /debug before step breakpoint has taken effect/); // the command not started
     const events1 = join(dir, "step1.events");
     const next = start(["--wait-file", post0, "--wait-timeout", "30s", "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
       env: cleanEnv({ BATON_EVENTS: events1 }),
     });
     await eventSeen(events1, "waiting");
-    first.child.kill("SIGKILL");
+    first.kill();
     const exit = await next.exited;
     assert.equal(exit.code, 1, exit.stderr);
     assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
@@ -126,7 +126,7 @@ for (const { build, words } of BUILDS) {
       baton: ["sh", "-c", 'umask 077 && exec "$@"', "sh", ...words, "--post-file", post0, "--", "sleep", "1000"],
       env: cleanEnv({ BATON_EVENTS: events0 }),
     });
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     await eventSeen(events0, "command");
     const events1 = join(dir, "step1.events");
     const next = start(["--wait-file", post0, "--wait-timeout", "30s", "--post-file", join(dir, "out1"), "--", "touch", join(dir, "ran")], {
@@ -134,7 +134,7 @@ for (const { build, words } of BUILDS) {
       env: cleanEnv({ BATON_EVENTS: events1 }),
     });
     await eventSeen(events1, "waiting");
-    first.child.kill("SIGKILL");
+    first.kill();
     const exit = await next.exited;
     assert.equal(exit.code, 1, exit.stderr);
     assert.equal(readJson(join(dir, "out1.err")).reason, "PreviousStepDied");
@@ -148,7 +148,7 @@ for (const { build, words } of BUILDS) {
       prefix: AS_NOBODY,
       env: cleanEnv({ BATON_EVENTS: events }),
     });
-    t.after(() => step.child.kill("SIGKILL"));
+    t.after(() => step.kill());
     await eventSeen(events, "waiting");
     writeFileSync(join(dir, "searchable/prev"), "");
     const exit = await step.exited;
@@ -191,7 +191,7 @@ for (const { build, words } of BUILDS) {
     const step = start(["--cancel-file", join(folder, "cancel"), "--post-file", join(dir, "post"), "--", "sleep", "1000"], {
       env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
     });
-    t.after(() => step.child.kill("SIGKILL"));
+    t.after(() => step.kill());
     await eventSeen(events, "command");
     // baton is stopped while the folder goes and comes back, so it reads the removal only once the new folder is
     // there. /tmp's file system gives a folder made right after rmdir the same inode number (checked: skip if not).
@@ -222,7 +222,7 @@ for (const { build, words } of BUILDS) {
       baton: ["sh", "-c", 'umask 077 && exec "$@"', "sh", ...words, "--post-file", post, "--", "sleep", "1000"],
       env: cleanEnv({ BATON_EVENTS: events }),
     });
-    t.after(() => step.child.kill("SIGKILL"));
+    t.after(() => step.kill());
     await fileAppears(`${post}.baton-live`);
     assert.equal(execFileSync("stat", ["-c", "%a %F", `${post}.baton-live`], { encoding: "utf8" }).trim(), "644 regular file");
     assert.equal(existsSync(`${post}.lock`), false);

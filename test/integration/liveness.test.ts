@@ -13,7 +13,7 @@ async function runningStep(dir: string, t: { after(fn: () => void): void }) {
   const post = join(dir, "run/0/out");
   const events = join(dir, "step0.events");
   const step = startBaton(["--post-file", post, "--", "sleep", "1000"], { pid1: true, env: cleanEnv({ BATON_EVENTS: events }) });
-  t.after(() => step.child.kill("SIGKILL")); // unshare --kill-child takes the namespace with it, should the test fail
+  t.after(() => step.kill()); // unshare --kill-child takes the namespace with it, should the test fail
   
   await eventSeen(events, "command");
   await fileAppears(`${post}.baton-live`); // held from the start
@@ -110,7 +110,7 @@ test("the standalone build holds and reads the lock too (its addon from lib/)", 
   const post = join(dir, "run/0/out");
   const events0 = join(dir, "step0.events");
   const step = startBaton(["--post-file", post, "--", "sleep", "1000"], { pid1: true, baton: [STANDALONE], env: cleanEnv({ BATON_EVENTS: events0 }) });
-  t.after(() => step.child.kill("SIGKILL"));
+  t.after(() => step.kill());
   await eventSeen(events0, "command");
   await fileAppears(`${post}.baton-live`);
   const events = join(dir, "step1.events");

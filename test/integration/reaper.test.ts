@@ -57,8 +57,8 @@ async function orphansOf(batonPid: number, dir: string): Promise<() => Proc[]> {
 }
 
 /** Ends what a failed test left running: baton (with its PID namespace, if any), and orphans given to another reaper. */
-function cleanUp(baton: { child: { kill(signal: NodeJS.Signals): boolean } }, hostGroup?: number): void {
-  baton.child.kill("SIGKILL");
+function cleanUp(baton: { kill(): void }, hostGroup?: number): void {
+  baton.kill();
   if (hostGroup === undefined) return;
   try {
     process.kill(-hostGroup, "SIGKILL");
@@ -145,7 +145,7 @@ test("as PID 1, a command killed together with 200 orphans (one SIGKILL to its g
     const exit = await Promise.race([baton.exited, deadline]);
     clearTimeout(timer);
     if (exit === "hung") {
-      baton.child.kill("SIGKILL"); // unshare --kill-child takes baton and its namespace along
+      baton.kill(); // unshare --kill-child takes baton and its namespace along
       assert.fail(`run ${run}: baton never saw its command exit`);
     }
     assert.equal(exit.code, 137, `run ${run}: ${exit.stderr}`);

@@ -98,7 +98,7 @@ test("arm64: a three-step chain, each step as PID 1, in a root with only an arm6
       ],
       { ...options, env: cleanEnv({ BATON_EVENTS: `/tmp/events-${name}`, ...(path ? { PATH: path } : {}) }) },
     );
-    t.after(() => baton.child.kill("SIGKILL"));
+    t.after(() => baton.kill());
     return baton;
   };
   // Later steps start first, so they really wait (by inotify, through qemu's syscall translation). Step 3 enters the
@@ -131,7 +131,7 @@ test("arm64 as PID 1: signals reach the command, and orphans are reaped by the a
     "while :; do /bin/busybox sleep 0.05; done",
   ].join("\n");
   const baton = startBaton(["--", "/bin/busybox", "sh", "-c", command], inRoot(root));
-  t.after(() => baton.child.kill("SIGKILL"));
+  t.after(() => baton.kill());
   const pid = await baton.hostPid();
   await waitFor(() => (existsSync(join(tmp, "ready")) ? true : undefined), "the command's traps", 60_000);
 
@@ -158,7 +158,7 @@ test("arm64: sidecar mode (loaded lazily inside the bundle) stops on its stop fi
     // NODE_OPTIONS from the image does not reach baton (the SEA's execArgvExtension "none"), on arm64 too.
     inRoot(root, { env: cleanEnv({ BATON_EVENTS: "/tmp/events", NODE_OPTIONS: "--require /nonexistent.js" }) }),
   );
-  t.after(() => baton.child.kill("SIGKILL"));
+  t.after(() => baton.kill());
   await eventSeen(events, "command");
   writeFileSync(join(root, "tmp/stop"), "");
   const exit = await baton.exited;
@@ -190,7 +190,7 @@ test("arm64: emissary (the Argo chunk) as PID 1: main's artifact and exit code, 
   const container = (name: string, script: string) => {
     const env = cleanEnv({ PATH: "/bin", BATON_ARGO_ROOT: "/tmp/argo", ARGO_CONTAINER_NAME: name, ARGO_INCLUDE_SCRIPT_OUTPUT: "true" });
     const baton = startBaton(["emissary", "--loglevel", "info", "--", "/bin/busybox", "sh", "-c", script], inRoot(root, { env }));
-    t.after(() => baton.child.kill("SIGKILL"));
+    t.after(() => baton.kill());
     return baton;
   };
   const after = container("after", "echo never");

@@ -59,7 +59,7 @@ test("a three-step chain runs, each step as PID 1, in a root with only a static 
       ],
       { baton: ["/baton/baton"], ...options, env: cleanEnv({ BATON_EVENTS: `/tmp/events-${name}`, ...(path ? { PATH: path } : {}) }) },
     );
-    t.after(() => baton.child.kill("SIGKILL"));
+    t.after(() => baton.kill());
     return baton;
   };
   // Later steps start first, so they really wait. Step 3 enters the root with chroot and no /proc mounted, and is
@@ -112,7 +112,7 @@ test("SIGUSR1 to the standalone baton reaches the command and opens no inspector
   const dir = tempDir();
   const command = `trap 'echo USR1 >> ${dir}/got' USR1; trap 'exit 0' TERM; echo > ${dir}/ready; while :; do sleep 0.02; done`;
   const baton = startBaton(["--", "sh", "-c", command], { pid1: true, baton: [STANDALONE] });
-  t.after(() => baton.child.kill("SIGKILL"));
+  t.after(() => baton.kill());
   const pid = await baton.hostPid();
   await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
   process.kill(pid, "SIGUSR1");
@@ -131,7 +131,7 @@ test("sidecar mode, loaded lazily inside the bundle, works in the standalone bui
     baton: [STANDALONE],
     env: cleanEnv({ BATON_EVENTS: events }),
   });
-  t.after(() => baton.child.kill("SIGKILL"));
+  t.after(() => baton.kill());
   await eventSeen(events, "command");
   writeFileSync(join(dir, "stop"), "");
   const exit = await baton.exited;
@@ -175,7 +175,7 @@ for (const [name, words] of [["the standalone build", [STANDALONE]], ["the bundl
     const dir = tempDir();
     const command = `echo > ${dir}/ready; while [ ! -e ${dir}/stop ]; do sleep 0.02; done`;
     const baton = startBaton(["--", "sh", "-c", command], { prefix: ["python3", "-c", PENDING_SIGUSR1], baton: [...words] });
-    t.after(() => baton.child.kill("SIGKILL"));
+    t.after(() => baton.kill());
     let stderr = "";
     baton.child.stderr!.on("data", (d: string) => (stderr += d));
     await waitFor(() => (stderr.includes("closed it") ? true : undefined), "baton to close the inspector");
@@ -218,7 +218,7 @@ test("emissary (the Argo chunk) in a busybox-only root, each container as PID 1:
     const env = cleanEnv({ PATH: "/bin", BATON_ARGO_ROOT: "/tmp/argo", ARGO_CONTAINER_NAME: name, ARGO_INCLUDE_SCRIPT_OUTPUT: "true" });
     const words = ["emissary", "--loglevel", "info", "--log-format", "text", "--gloglevel", "0", "--", "/bin/busybox", "sh", "-c", script];
     const baton = startBaton(words, { pid1: true, root, baton: ["/baton/baton"], env });
-    t.after(() => baton.child.kill("SIGKILL"));
+    t.after(() => baton.kill());
     return baton;
   };
   const last = container("last", "echo never");

@@ -106,7 +106,7 @@ for (const { build, words } of BUILDS) {
       const dir = tempDir();
       const post = join(dir, "prev");
       const first = await predecessor(dir, post);
-      t.after(() => first.child.kill("SIGKILL"));
+      t.after(() => first.kill());
       const { waiter, pid } = await blockedWaiter(dir, post, [], { pid1: true });
       process.kill(pid, name);
       const exit = await endsWithin(waiter.exited, 20_000, "the waiter after its signal");
@@ -129,7 +129,7 @@ for (const { build, words } of BUILDS) {
       const dir = tempDir();
       const post = join(dir, "prev");
       const first = await predecessor(dir, post);
-      t.after(() => first.child.kill("SIGKILL"));
+      t.after(() => first.kill());
       const { waiter } = await blockedWaiter(dir, post, extra.map((word) => word.replace("CANCEL", join(dir, "cancel"))));
       if (how === "cancel file") writeFileSync(join(dir, "cancel"), "cancel");
       const exit = await endsWithin(waiter.exited, 30_000, `the waiter after its ${how}`);
@@ -144,13 +144,13 @@ for (const { build, words } of BUILDS) {
     const [a, b] = [join(dir, "a/out"), join(dir, "b/out")];
     const first = await predecessor(dir, a, "go-a");
     const second = await predecessor(dir, b, "go-b");
-    t.after(() => first.child.kill("SIGKILL"));
-    t.after(() => second.child.kill("SIGKILL"));
+    t.after(() => first.kill());
+    t.after(() => second.kill());
     const events = join(dir, "sidecar.events");
     const sidecar = start(["sidecar", "--stop-file", a, "--stop-file", b, "--", "sh", "-c", `ls -l /proc/self/fd/ > ${dir}/sidecar-fds; exec sleep 1000`], {
       env: cleanEnv({ BATON_EVENTS: events }),
     });
-    t.after(() => sidecar.child.kill("SIGKILL"));
+    t.after(() => sidecar.kill());
     await eventSeen(events, "command");
     const pid = sidecar.child.pid!;
     await waitFor(() => (livenessFilesOpen(pid, a, b).length === 2 && waitThreads(pid) === 2 ? true : undefined), "a thread blocked on each stop file's lock");
@@ -177,14 +177,14 @@ for (const { build, words } of BUILDS) {
       assert.doesNotMatch(readFileSync(fds, "utf8"), /baton-live/, `the command of a writer started from ${how} words`);
     }
     const first = await predecessor(dir, post, "go", `ls -l /proc/self/fd/ > ${dir}/writer-fds`);
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     const events = join(dir, "waiter.events");
     // --cancel-file: the waiter holds an inotify instance of its own while its command starts, too.
     const command = `ls -l /proc/self/fd/ > ${dir}/fds-tmp && mv ${dir}/fds-tmp ${dir}/waiter-fds; ${shellWaitFor(join(dir, "end"))}`;
     const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--cancel-file", join(dir, "cancel"), "--", "sh", "-c", command], {
       env: cleanEnv({ BATON_EVENTS: events }),
     });
-    t.after(() => waiter.child.kill("SIGKILL"));
+    t.after(() => waiter.kill());
     await eventSeen(events, "waiting");
     const pid = waiter.child.pid!;
     await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
@@ -210,7 +210,7 @@ for (const { build, words } of BUILDS) {
       mkdirSync(sub);
       const post = join(sub, "prev");
       const first = await predecessor(sub, post);
-      t.after(() => first.child.kill("SIGKILL"));
+      t.after(() => first.kill());
       const { waiter, pid } = await blockedWaiter(sub, post, []);
       if (how === "renamed over") {
         writeFileSync(join(sub, "fake"), readFileSync(`${dead}.baton-live`));
@@ -222,7 +222,7 @@ for (const { build, words } of BUILDS) {
       assert.deepEqual(livenessFilesOpen(pid, post), [], `${how}, ${ending}: the waiter follows the file now at that name`);
       assert.equal(waiter.child.exitCode, null, `${how}, ${ending}: the waiter ended while its writer lives`);
       if (ending === "hands on") writeFileSync(join(sub, "go"), "");
-      else first.child.kill("SIGKILL");
+      else first.kill();
       const exit = await endsWithin(waiter.exited, 30_000, `the waiter (${how}, the writer ${ending})`);
       if (ending === "hands on") assert.equal(exit.code, 0, `${how}, ${ending}: ${exit.stderr}`);
       else assert.equal(readJson(join(sub, "next.err")).reason, "PreviousStepDied", `${how}, ${ending}: ${exit.stderr}`);
@@ -234,7 +234,7 @@ for (const { build, words } of BUILDS) {
     const post = join(dir, "prev");
     const events = join(dir, "first.events");
     const first = start(["--post-file", post, "--breakpoint-on-failure", "--", "sh", "-c", "exit 3"], { env: cleanEnv({ BATON_EVENTS: events }) });
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     const { waiter } = await blockedWaiter(dir, post, []);
     await eventSeen(events, "done"); // its outcome is written (no post file: the breakpoint's), it holds its lock and waits
     assert.equal(waiter.child.exitCode, null);
@@ -258,7 +258,7 @@ for (const { build, words } of BUILDS) {
       prefix: enter,
       env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
     });
-    t.after(() => waiter.child.kill("SIGKILL"));
+    t.after(() => waiter.kill());
     await eventSeen(events, "waiting");
     const pid = waiter.child.pid!; // sh execs baton
     await waitFor(() => (inotifyInstances(pid) === 1 ? true : undefined), "the waiter to watch the folder");
@@ -269,13 +269,13 @@ for (const { build, words } of BUILDS) {
     writeFileSync(limit, "1");
     t.after(() => writeFileSync(limit, "max"));
     const first = await predecessor(dir, post);
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     // The waiter saw the liveness file and could not start its thread.
     await waitFor(() => (refusals() > refusedBefore ? true : undefined), "the waiter's thread to be refused");
     // Each look opens the liveness file for a moment: a thread would hold it for good.
     await waitFor(() => (livenessFilesOpen(pid, post).length === 0 ? true : undefined), "no thread of the waiter to hold the liveness file");
     assert.equal(waitThreads(pid), 0);
-    first.child.kill("SIGKILL");
+    first.kill();
     const exit = await endsWithin(waiter.exited, 30_000, "the waiter after its predecessor's death");
     assert.equal(exit.code, 1, exit.stderr);
     assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");

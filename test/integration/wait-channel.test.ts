@@ -37,7 +37,7 @@ for (const { build, words } of BUILDS) {
     const dir = tempDir();
     const post0 = join(dir, "run/0/out");
     const first = predecessor(dir, post0);
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     await fileAppears(`${post0}.baton-live`);
     const events = join(dir, "step1.events");
     const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
@@ -58,11 +58,11 @@ for (const { build, words } of BUILDS) {
     const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
       env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
     });
-    t.after(() => next.child.kill("SIGKILL"));
+    t.after(() => next.kill());
     await eventSeen(events, "waiting");
     await waitFor(() => (inotifyInstances(pidOf(next)) === 1 ? true : undefined), "the waiter to watch the folder");
     const first = predecessor(dir, post0);
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     await fileAppears(`${post0}.baton-live`);
     await waitFor(() => (inotifyInstances(pidOf(next)) === 0 ? true : undefined), "the waiter to close its inotify instance");
     writeFileSync(join(dir, "go"), "");
@@ -81,10 +81,10 @@ for (const { build, words } of BUILDS) {
       prefix: withInotifyLimit(0),
       env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
     });
-    t.after(() => next.child.kill("SIGKILL"));
+    t.after(() => next.kill());
     await eventSeen(events, "waiting");
     const first = predecessor(dir, post0, { pid1: true });
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     await fileAppears(`${post0}.baton-live`);
     // Killed before or after the poll found its liveness file: either way its lock is free when the waiter takes it.
     process.kill(await first.hostPid(), "SIGKILL");
@@ -99,7 +99,7 @@ for (const { build, words } of BUILDS) {
       const dir = tempDir();
       const post0 = join(dir, "last");
       const first = predecessor(dir, post0);
-      t.after(() => first.child.kill("SIGKILL"));
+      t.after(() => first.kill());
       await fileAppears(`${post0}.baton-live`);
       const waiters = [1, 2].map((n) => {
         const events = join(dir, `step${n}.events`);
@@ -108,7 +108,7 @@ for (const { build, words } of BUILDS) {
       });
       for (const { events } of waiters) await eventSeen(events, "waiting");
       if (ending === "hands on") writeFileSync(join(dir, "go"), "");
-      else first.child.kill("SIGKILL");
+      else first.kill();
       const exits = await Promise.all(waiters.map(({ step }) => step.exited));
       for (const [n, exit] of exits.entries()) {
         if (ending === "hands on") assert.equal(exit.code, 0, `${ending}: waiter ${n + 1}: ${exit.stderr}`);
@@ -121,17 +121,17 @@ for (const { build, words } of BUILDS) {
     const dir = tempDir();
     const post0 = join(dir, "run/0/out");
     const first = predecessor(dir, post0);
-    t.after(() => first.child.kill("SIGKILL"));
+    t.after(() => first.kill());
     await fileAppears(`${post0}.baton-live`);
     const args = ["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "true"];
     const events = join(dir, "step1.events");
     const before = start(args, { env: cleanEnv({ BATON_EVENTS: events }) });
     await eventSeen(events, "waiting");
-    before.child.kill("SIGKILL"); // its container restarts
+    before.kill(); // its container restarts
     await before.exited;
     const restarted = start(args, { env: cleanEnv({ BATON_EVENTS: join(dir, "step1b.events") }) });
     await eventSeen(join(dir, "step1b.events"), "waiting");
-    first.child.kill("SIGKILL");
+    first.kill();
     const exit = await restarted.exited;
     assert.equal(exit.code, 1, exit.stderr);
     assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
@@ -159,7 +159,7 @@ for (const { build, words } of BUILDS) {
       }
       const events = join(dir, `${planted}.events`);
       const step = start(["--wait-file", post, "--post-file", join(dir, `${planted}.next`), "--", "true"], { env: cleanEnv({ BATON_EVENTS: events }) });
-      t.after(() => step.child.kill("SIGKILL"));
+      t.after(() => step.kill());
       await eventSeen(events, "waiting");
       await new Promise((r) => setTimeout(r, 1000)); // time enough to take the planted file for a dead writer's
       copyFileSync(join(dir, "dead/out"), post);
