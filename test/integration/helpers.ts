@@ -12,20 +12,27 @@ export const BATON = process.env.BATON_TEST_BUNDLE || resolve(import.meta.dirnam
 /** The standalone folder from `make sea` and its launcher (docs/standalone.md). */
 export const STANDALONE_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-x64");
 export const STANDALONE = join(STANDALONE_DIR, "baton");
-/**
- * Why a test of the standalone build is skipped here: it is not built (`make check` does not build it, `make sea`
- * does; `make test` builds and tests it). false when it is there.
- */
-export const NO_STANDALONE: string | false = existsSync(STANDALONE) ? false : `no standalone build at ${STANDALONE_DIR}: \`make sea\` builds it`;
 export const IS_ROOT = process.getuid?.() === 0;
 
 /**
  * `make check`, the quick loop, sets BATON_TEST_QUICK=1: a stress case then plays its race once instead of many times
- * (`repetitions`), and a test that pushes a large volume through baton is skipped (`SKIP_WHEN_QUICK` says why).
+ * (`repetitions`), a test that pushes a large volume through baton is skipped (`SKIP_WHEN_QUICK` says why), so is a
+ * case that repeats another's path with other input (`SKIP_REPEAT_WHEN_QUICK`), and so are the standalone halves of
+ * the bundle's files (`NO_STANDALONE`).
  * `make test` runs them in full.
  */
 const QUICK = process.env.BATON_TEST_QUICK === "1";
+/**
+ * Why a test of the standalone build is skipped here: `make check` tests the bundle only, even when a standalone
+ * folder is there from an earlier `make test` (which builds and tests it); otherwise, it is not built (`make sea`
+ * builds it). false when it is tested.
+ */
+export const NO_STANDALONE: string | false = QUICK
+  ? "make check (BATON_TEST_QUICK=1) tests the bundle; make test tests the standalone build"
+  : !existsSync(STANDALONE) && `no standalone build at ${STANDALONE_DIR}: \`make sea\` builds it`;
 export const SKIP_WHEN_QUICK: string | false = QUICK && "a large volume: make test runs it, make check (BATON_TEST_QUICK=1) does not";
+/** For a case that repeats another one's path with other input: make check runs one of them. */
+export const SKIP_REPEAT_WHEN_QUICK: string | false = QUICK && "the same path as another case: make test runs it, make check (BATON_TEST_QUICK=1) does not";
 export function repetitions(full: number): number {
   return QUICK ? 1 : full;
 }
