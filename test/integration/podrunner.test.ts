@@ -276,6 +276,9 @@ spec:
   // The pod's processes: the container's (its command line names the run folder) and every process in the pod's
   // network namespace (the sandbox holder among them).
   const pids = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  // "started" is written just before `unshare --fork`: the test kills the runner once the command runs, as a runner
+  // killed between the fork and the child's PR_SET_PDEATHSIG leaves that child behind (the runner's own window).
+  await waitFor(() => (pids().some((p) => readOr(`/proc/${p}/cmdline`, "") === "sleep\x003600\x00") ? true : undefined), "the command to run");
   const netns = (pid: string) => {
     try {
       return readlinkSync(`/proc/${pid}/ns/net`);
@@ -288,7 +291,8 @@ spec:
   const podNet = netns(container[0]!);
   assert.notEqual(podNet, netns(String(process.pid)), "the pod has a network namespace of its own");
   const ours = new Set([...container, ...pids().filter((p) => netns(p) === podNet)]);
-  const alive = () => [...ours].filter(isRunning);
+  // Looked for again at each look: a process of the pod started after the first look counts too.
+  const alive = () => [...new Set([...ours, ...pids().filter((p) => netns(p) === podNet)])].filter(isRunning);
   const exited = new Promise((done) => child.on("close", done));
   child.kill("SIGKILL");
   await exited;
