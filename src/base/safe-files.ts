@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { NAME_MAX } from "./files.js";
+import { lazyBuiltin } from "./builtin.js";
 
 // The run folders are shared by containers of different images and authors: any path baton did not create may be a
 // symlink to another step's secret, a FIFO that blocks open(2) for ever, a device that never ends, or a folder. The one
@@ -157,9 +158,7 @@ function randomBytes(count: number): Buffer {
   } catch {
     // No /dev/urandom in this container: the module below reads the same kernel source (getrandom).
   }
-  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  const crypto = (getBuiltin ? getBuiltin("node:crypto") : require("node:crypto")) as typeof import("node:crypto");
-  return crypto.randomBytes(count);
+  return lazyBuiltin<typeof import("node:crypto")>("node:crypto").randomBytes(count);
 }
 
 /**

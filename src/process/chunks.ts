@@ -1,6 +1,7 @@
 import { dirname } from "node:path";
 import { BatonError, describeSystemError } from "../base/errors.js";
 import { hostModule } from "./host-modules.js";
+import { lazyBuiltin } from "../base/builtin.js";
 
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
 // appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.
@@ -43,12 +44,6 @@ export function loadChunk<T>(name: string, fromSources: () => Promise<T>): Promi
   return chunk;
 }
 
-type Builtin = <T>(id: string) => T;
-// A static import would load these modules at every step's start: only a step that needs a chunk loads them.
-const builtin: Builtin = (id) => {
-  const get = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  return (get ? get(id) : require(id)) as never;
-};
 
 /**
  * A chunk's JavaScript, checked, and the file name to compile it under (`FILE#baton-NAME.cjs`: src/process/
@@ -75,7 +70,7 @@ function readChunkCode(file: string): { source: string; filename: string } {
   const standalone = sea?.isSea?.() === true;
   const bundle = standalone ? process.execPath : __filename;
   try {
-    const text = standalone ? sea!.getAsset(SEA_ASSET, "utf8") : builtin<typeof import("node:fs")>("node:fs").readFileSync(bundle, "latin1");
+    const text = standalone ? sea!.getAsset(SEA_ASSET, "utf8") : lazyBuiltin<typeof import("node:fs")>("node:fs").readFileSync(bundle, "latin1");
     return { source: chunkSource(text, file), filename: `${bundle}#${file}` };
   } catch (error) {
     const reason = error instanceof BatonError ? error.message : describeSystemError(error);
@@ -87,7 +82,7 @@ function readChunkCode(file: string): { source: string; filename: string } {
 function requireChunk<T>(name: string): T {
   const { source, filename } = chunkCode(name)!;
   const module = { exports: {} as T };
-  const { compileFunction } = builtin<typeof import("node:vm")>("node:vm");
+  const { compileFunction } = lazyBuiltin<typeof import("node:vm")>("node:vm");
   const wrapper = compileFunction(source, ["exports", "require", "module", "__filename", "__dirname"], { filename });
   // The chunk's own loads of Node's modules and of the native addon look where the bundle's do.
   const bundle = filename.slice(0, filename.lastIndexOf("#"));
@@ -111,10 +106,10 @@ function chunkSource(text: string, name: string): string {
   const dataEnd = lineEnd < 0 ? -1 : text.indexOf("\n", lineEnd + 1);
   if (dataEnd < 0) throw new BatonError("its payload is not in the file");
   const digest = text.slice(mark + 1, lineEnd).split(" ")[2];
-  const { brotliDecompressSync } = builtin<typeof import("node:zlib")>("node:zlib");
+  const { brotliDecompressSync } = lazyBuiltin<typeof import("node:zlib")>("node:zlib");
   // A bound on the output: a damaged stream must not claim gigabytes before the digest can refuse it.
   const source = brotliDecompressSync(Buffer.from(text.slice(lineEnd + 1, dataEnd), "base64"), { maxOutputLength: 16 << 20 });
-  const { createHash } = builtin<typeof import("node:crypto")>("node:crypto");
+  const { createHash } = lazyBuiltin<typeof import("node:crypto")>("node:crypto");
   if (createHash("sha256").update(source).digest("hex") !== digest) throw new BatonError("its payload is damaged");
   return source.toString("utf8");
 }

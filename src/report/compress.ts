@@ -1,3 +1,5 @@
+import { lazyBuiltin } from "../base/builtin.js";
+
 // Tekton's compressed termination message (-compress_termination_message, pkg/termination/write.go and parse.go):
 // "tknz:" + base64 without padding of raw DEFLATE (no zlib header) at the best level, used only when shorter than the
 // JSON. zlib is loaded only when a step asks for compression or finds a compressed message to merge into.
@@ -9,8 +11,7 @@ const MAX_INFLATED = 128 * 1024;
 type Zlib = typeof import("node:zlib");
 let zlib: Zlib | undefined;
 function loadZlib(): Zlib {
-  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  zlib ??= (getBuiltin ? getBuiltin("node:zlib") : require("node:zlib")) as Zlib;
+  zlib ??= lazyBuiltin<Zlib>("node:zlib");
   return zlib;
 }
 

@@ -3,9 +3,11 @@ import { readFileSync } from "node:fs";
 
 // The command gets baton's argv and environment byte for byte. Node decodes both as UTF-8 at start-up: bytes that
 // are not UTF-8 become U+FFFD, and a variable whose name is not UTF-8 is dropped from process.env; and its spawn takes
-// strings only. So, just before the spawn, baton reads what the kernel gave it (/proc/self/cmdline and environ, two
-// small reads); when both are UTF-8, as nearly always, nothing else happens. Otherwise the command's words and
-// environment are rebuilt as bytes and started by the addon's spawnBytes (start-process.ts).
+// strings only. So baton reads what the kernel gave it (/proc/self/cmdline and environ, two small reads), once: a
+// waiting step while it waits (readGivenBytes), any other just before the spawn. When both are UTF-8, as nearly always,
+// nothing else happens. Otherwise the command's words and environment are rebuilt as bytes and started by the addon's
+// spawnBytes (start-process.ts). Both files show what the process was started with, whatever baton does to
+// process.env since, so reading them early changes nothing.
 
 export interface ExactLaunch {
   argv: Buffer[];
@@ -17,20 +19,32 @@ export interface ExactLaunch {
  * environment are UTF-8 (the strings are then exact) or /proc cannot be read.
  */
 export function exactBytes(words: readonly string[], env: NodeJS.ProcessEnv = process.env): ExactLaunch | undefined {
-  let cmdline: Buffer;
-  let environ: Buffer;
-  try {
-    cmdline = readFileSync("/proc/self/cmdline");
-    environ = readFileSync("/proc/self/environ");
-  } catch {
-    return undefined; // no /proc: the decoded strings are all there is
-  }
-  if (isUtf8(cmdline) && isUtf8(environ)) return undefined;
+  readGivenBytes();
+  if (kernelBytes === null) return undefined;
+  const { cmdline, environ } = kernelBytes!;
   // baton's own arguments are the cmdline's last ones, whatever started Node before them (the standalone launcher
   // puts its loader's words first).
   const given = process.argv.slice(2);
   const raw = split(cmdline).slice(-given.length || Infinity);
   return { argv: wordBytes(words, given, raw), env: environBytes(split(environ), env) };
+}
+
+/** What the kernel gave baton when they are not both UTF-8; null when they are, or /proc cannot be read. */
+let kernelBytes: { cmdline: Buffer; environ: Buffer } | null | undefined;
+
+/**
+ * Reads /proc/self/cmdline and environ if not done yet. A waiting step calls this while it waits: ~1-4 ms (the reads,
+ * this code's first run) that would otherwise sit between the previous step's post file and the command's start.
+ */
+export function readGivenBytes(): void {
+  if (kernelBytes !== undefined) return;
+  try {
+    const cmdline = readFileSync("/proc/self/cmdline");
+    const environ = readFileSync("/proc/self/environ");
+    kernelBytes = isUtf8(cmdline) && isUtf8(environ) ? null : { cmdline, environ };
+  } catch {
+    kernelBytes = null; // no /proc: the decoded strings are all there is
+  }
 }
 
 function split(buffer: Buffer): Buffer[] {

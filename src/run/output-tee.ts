@@ -1,9 +1,10 @@
 import { access, closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, write, type WriteStream } from "node:fs";
-import { Writable, type Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { monotonicMs } from "../base/clock.js";
 import { describeSystemError } from "../base/errors.js";
 import { CopyFinish, QUIET_AFTER_EXIT_MS, STALL_LIMIT_MS } from "./copy-finish.js";
 import { refusalOf } from "../base/safe-files.js";
+import { lazyBuiltin } from "../base/builtin.js";
 
 // --stdout-path / --stderr-path: the command's output still goes to baton's own stdout/stderr and is also appended
 // to a file. Each chunk is written to both, and reading stops while either holds QUEUE_LIMIT bytes not yet written,
@@ -234,14 +235,14 @@ function openConsole(fd: 1 | 2): Sink {
     socket = stats.isSocket();
     if (stats.isFIFO()) {
       const own = openSync(`/proc/self/fd/${fd}`, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
-      return new (lazyNet().Socket)({ fd: own, readable: false, writable: true });
+      return new (lazyBuiltin<typeof import("node:net")>("node:net").Socket)({ fd: own, readable: false, writable: true });
     }
   } catch {
     // No /proc, no reader (ENXIO), or not reopenable: write by descriptor.
   }
   // Only a socket turns non-blocking under baton (DescriptorSink); fs.WriteStream's writev is ~30 % faster elsewhere
   // (make bench row 6, to /dev/null).
-  return socket ? new DescriptorSink(fd) : createWriteStream("", { fd, autoClose: false });
+  return socket ? descriptorSink(fd) : createWriteStream("", { fd, autoClose: false });
 }
 
 /** How long a write that found the descriptor full (EAGAIN) waits before it tries again. */
@@ -254,7 +255,15 @@ const RETRY_FULL_MS = 5;
  * one. fs.WriteStream gives up after five EAGAINs in a row ("writev failed"), and the copy lost the rest of the
  * output to the console. A reader that takes nothing for good is the stall check's to give up on (copy-finish.ts).
  */
-class DescriptorSink extends Writable {
+function descriptorSink(fd: number): Sink {
+  DescriptorSink ??= descriptorSinkClass(lazyBuiltin<typeof import("node:stream")>("node:stream").Writable);
+  return new DescriptorSink(fd);
+}
+
+/** Made on first use: node:stream is loaded only by a step that copies its output (not at every step's start). */
+let DescriptorSink: ReturnType<typeof descriptorSinkClass> | undefined;
+
+const descriptorSinkClass = (Writable: typeof import("node:stream").Writable) => class DescriptorSink extends Writable {
   bytesWritten = 0;
 
   constructor(private readonly fd: number) {
@@ -280,13 +289,7 @@ class DescriptorSink extends Writable {
   override _writev(chunks: Array<{ chunk: Buffer }>, done: (error?: Error | null) => void): void {
     this._write(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map(({ chunk }) => chunk)), "binary", done); // the encoding is unused: chunks are Buffers
   }
-}
-
-/** node:net, loaded only here: child_process has loaded it already for the command's pipes. */
-function lazyNet(): typeof import("node:net") {
-  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  return (getBuiltin ? getBuiltin("node:net") : require("node:net")) as typeof import("node:net");
-}
+};
 
 /** Resolves once `stream` has written everything queued, failed, or `gaveUp()` (checked on each write done). */
 function drained(stream: Sink, gaveUp: () => boolean): Promise<void> | undefined {

@@ -4,7 +4,8 @@ import { constants } from "node:os";
 import type { Readable } from "node:stream";
 import { loadNativeAddon, type NativeAddon } from "../addon/load-addon.js";
 import { warn } from "../base/warn.js";
-import { exactBytes, type ExactLaunch } from "./exact-bytes.js";
+import { exactBytes, readGivenBytes, type ExactLaunch } from "./exact-bytes.js";
+import { lazyBuiltin } from "../base/builtin.js";
 
 // Starts a program in a session of its own (setsid). With inherited stdio (every step that does not capture its output)
 // the native addon starts it (posix_spawnp): loading node:child_process would cost every step's start-up ~14 M
@@ -117,21 +118,19 @@ class FailedProcess extends EventEmitter implements SpawnedProcess {
 
 /**
  * Loads now what the next spawnProcess() will need, for a step about to wait: child_process (net, stream, dgram:
- * ~14 M instructions on Node 22 and 24), needed only for captured output or without the addon, is then paid while the
- * step is idle, not between the previous step's post file and its own command (make bench, row 1c).
+ * ~14 M instructions on Node 22 and 24), needed only for captured output or without the addon, and the bytes of
+ * baton's argv and environment (exact-bytes.ts) are then paid while the step is idle, not between the previous step's
+ * post file and its own command (make bench, rows 1c and 8).
  */
 export function prepareToSpawn(piped: boolean): void {
   if (piped || !addonOrUndefined()) childProcess();
+  readGivenBytes();
 }
 
 let loadedChildProcess: typeof import("node:child_process") | undefined;
 
 function childProcess(): typeof import("node:child_process") {
-  // Not a static import: loading child_process (net, stream, dgram) would cost every step's start-up. Nor node:module's
-  // createRequire, which loads the ESM loader at start-up. getBuiltinModule is Node >= 20.16; before, the bundle's own
-  // CommonJS require.
-  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  loadedChildProcess ??= (getBuiltin ? getBuiltin("node:child_process") : require("node:child_process")) as typeof import("node:child_process");
+  loadedChildProcess ??= lazyBuiltin<typeof import("node:child_process")>("node:child_process"); // net, stream, dgram
   return loadedChildProcess;
 }
 
