@@ -95,6 +95,7 @@ export function teeOutput(
   files: Map<string, WriteStream>,
   warn: (message: string) => void,
 ): OutputTee {
+  keepStderrFlags();
   const pairs: [Readable, Sink, readonly string[]][] = [];
   const stdoutPaths = pathsOf(targets.stdoutPath);
   const stderrPaths = pathsOf(targets.stderrPath);
@@ -244,6 +245,25 @@ function openConsole(fd: 1 | 2): Sink {
   // (make bench row 6, to /dev/null).
   return socket ? descriptorSink(fd) : createWriteStream("", { fd, autoClose: false });
 }
+
+/**
+ * Node creates process.stderr the first time anything reads it, and net.Socket's _destroy does: the command's pipes
+ * are destroyed at their end. For a pipe or a socket at fd 2, that stream sets O_NONBLOCK on fd 2's open file
+ * description, which the command and its children share when their stderr is not captured: a child still writing
+ * to it after the command exits then gets EAGAIN and loses the rest. baton never writes through process.stderr
+ * (warn.ts writes fd 2 itself), so it is defined here first, as an fs.WriteStream on fd 2, which changes no flag.
+ */
+function keepStderrFlags(): void {
+  if (stderrKept) return;
+  stderrKept = true;
+  let stream: WriteStream | undefined;
+  try {
+    Object.defineProperty(process, "stderr", { configurable: true, enumerable: true, get: () => (stream ??= createWriteStream("", { fd: 2, autoClose: false })) });
+  } catch {
+    // a Node whose process.stderr cannot be redefined: as before
+  }
+}
+let stderrKept = false;
 
 /** How long a write that found the descriptor full (EAGAIN) waits before it tries again. */
 const RETRY_FULL_MS = 5;

@@ -225,3 +225,15 @@ test("a console whose description turns non-blocking under baton still gets all 
   assert.equal(received, size, "console stdout");
   assert.equal(readFileSync(join(dir, "out.log")).length, size, "out.log");
 });
+
+test("with only stdout captured, a grandchild still writing to the inherited stderr after baton exits loses nothing (no O_NONBLOCK)", async () => {
+  const dir = tempDir();
+  // baton's stderr is a pipe whose reader sleeps for 1 s first, as a slow log shipper's would. The command exits at
+  // once; its grandchild then writes 1 MiB to the stderr it shares with baton, which fills the pipe and must block.
+  const grandchild = `(sleep 0.3; head -c 1048576 /dev/zero >&2; echo $? > ${dir}/gc-status) & exit 0`;
+  const script = `"$0" "$1" --stdout-path "$2" -- sh -c "$3" 2>&1 >/dev/null | { sleep 1; wc -c > "$4"; }`;
+  execFileSync("sh", ["-c", script, process.execPath, BATON, join(dir, "out.log"), grandchild, join(dir, "count")], { env: cleanEnv() });
+  await waitFor(() => (existsSync(join(dir, "gc-status")) ? true : undefined), "the grandchild to finish");
+  assert.equal(readFileSync(join(dir, "gc-status"), "utf8"), "0\n", "the grandchild's write failed (EAGAIN)");
+  assert.equal(readFileSync(join(dir, "count"), "utf8").trim(), "1048576");
+});
