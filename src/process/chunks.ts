@@ -44,7 +44,6 @@ export function loadChunk<T>(name: string, fromSources: () => Promise<T>): Promi
   return chunk;
 }
 
-
 /**
  * A chunk's JavaScript, checked, and the file name to compile it under (`FILE#baton-NAME.cjs`: src/process/
  * source-stack.ts finds its map by it), read once: what requireChunk compiles, and what a worker thread gets to

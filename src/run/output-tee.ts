@@ -257,8 +257,10 @@ function keepStderrFlags(): void {
   if (stderrKept) return;
   stderrKept = true;
   let stream: WriteStream | undefined;
+  // A write through it that fails (fd 2 closed, its reader gone) must not become baton's uncaught 'error'.
+  const open = () => createWriteStream("", { fd: 2, autoClose: false }).on("error", () => {});
   try {
-    Object.defineProperty(process, "stderr", { configurable: true, enumerable: true, get: () => (stream ??= createWriteStream("", { fd: 2, autoClose: false })) });
+    Object.defineProperty(process, "stderr", { configurable: true, enumerable: true, get: () => (stream ??= open()) });
   } catch {
     // a Node whose process.stderr cannot be redefined: as before
   }
