@@ -4,24 +4,34 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 /**
- * The descriptors of `pid` that are inotify instances (anon_inode:inotify); none when it has ended.
+ * The open descriptors of `pid` and what each points at (`anon_inode:inotify`, `PATH (deleted)`, ...); none when it
+ * has ended.
  * @param {number} pid
- * @returns {string[]}
+ * @returns {{ fd: string, target: string }[]}
  */
-function inotifyDescriptors(pid) {
+export function openDescriptors(pid) {
   let fds;
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
     return [];
   }
-  return fds.filter((fd) => {
+  return fds.flatMap((fd) => {
     try {
-      return readlinkSync(`/proc/${pid}/fd/${fd}`) === "anon_inode:inotify";
+      return [{ fd, target: readlinkSync(`/proc/${pid}/fd/${fd}`) }];
     } catch {
-      return false; // the fd closed while we looked
+      return []; // the fd closed while we looked
     }
   });
+}
+
+/**
+ * The descriptors of `pid` that are inotify instances.
+ * @param {number} pid
+ * @returns {string[]}
+ */
+function inotifyDescriptors(pid) {
+  return openDescriptors(pid).filter((d) => d.target === "anon_inode:inotify").map((d) => d.fd);
 }
 
 /**

@@ -4,28 +4,16 @@
 // command, the writer's or a waiter's, ever holding a liveness file (inherited, it would keep a dead baton's lock).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import {
   BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, shellWaitFor, startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
 } from "./helpers.js";
-import { inotifyInstances } from "../../scripts/bench/inotify.mjs";
+import { inotifyInstances, openDescriptors } from "../../scripts/bench/inotify.mjs";
 
 /** What the descriptors of `pid` point at (`PATH (deleted)` for a file no longer at its name); none once it ended. */
 function openFiles(pid: number): string[] {
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return [];
-  }
-  return fds.flatMap((fd) => {
-    try {
-      return [readlinkSync(`/proc/${pid}/fd/${fd}`)];
-    } catch {
-      return []; // closed meanwhile
-    }
-  });
+  return openDescriptors(pid).map((d) => d.target);
 }
 
 /**
