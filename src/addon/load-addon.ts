@@ -27,6 +27,15 @@ export interface NativeAddon {
   waitUnlocked(fd: number, callback: (error: number) => void): WaitHandle | number;
   /** The wait no longer keeps the event loop alive (before its callback only). */
   forgetWait(handle: WaitHandle): void;
+  /** mkfifo(path, 0600): 0, or the errno. */
+  makeFifo(path: string): number;
+  /**
+   * Polls fd (taken: closed with the poll) in the event loop, without reading, and calls back once when it is readable;
+   * the poll is closed by then. It does not keep the loop alive. A handle for pollClose, or a negative errno.
+   */
+  pollReadable(fd: number, callback: () => void): ReadableHandle | number;
+  /** Closes a poll (and its fd) before its callback. */
+  pollClose(handle: ReadableHandle): void;
   /** An inotify instance of one's own, read by the event loop: a handle, or a negative errno (EMFILE: none left). */
   inotifyOpen(callback: (endedWatches: number[]) => void): InotifyHandle | number;
   /** inotify_add_watch on a folder: the watch descriptor, or a negative errno. */
@@ -38,6 +47,8 @@ export interface NativeAddon {
 
 declare const waitHandle: unique symbol;
 export type WaitHandle = { readonly [waitHandle]: true };
+declare const readableHandle: unique symbol;
+export type ReadableHandle = { readonly [readableHandle]: true };
 declare const inotifyHandle: unique symbol;
 export type InotifyHandle = { readonly [inotifyHandle]: true };
 

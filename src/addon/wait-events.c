@@ -2,6 +2,10 @@
 // - waitUnlocked(fd, callback): a thread of its own blocks in flock(fd, LOCK_SH) on the writer's liveness file and
 //   calls back (on the main thread) once the writer lets go: it handed on, or it died. The kernel wakes the thread;
 //   nothing is looked at in between.
+// - makeFifo(path) and pollReadable(fd, callback) / pollClose(handle): the wake FIFO beside a liveness file. The
+//   writer puts one byte in it as it hands on, a second before it lets go of its lock; a waiter's event loop polls it
+//   (no thread, no read: every waiter sees the byte), so the waiter is woken by the kernel directly rather than by
+//   its lock thread's wake-up of the loop.
 // - inotifyOpen(callback) and its add/remove/close: an inotify instance of this wait's own, read by the event loop
 //   (uv_poll). Node's fs.watch shares one instance per event loop and never closes it, so a baton that watched once
 //   would hold one of the node's instances (a per-user budget, 128 by default) until it exits; this one is closed as
@@ -17,23 +21,45 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
 // ---- waitUnlocked -----------------------------------------------------------------------------------------------
 
+// The thread wakes the event loop with uv_async_send: no allocation in the thread (a threadsafe function's queue
+// would malloc, and a thread's first malloc maps a new 64 MiB arena), so the hand-off's critical moment costs one
+// eventfd write. The wait belongs to the main thread once the thread has sent (or never started).
 typedef struct {
+  uv_async_t async;
   int fd;
-  napi_threadsafe_function tsfn;
+  int result;  // written by the thread before uv_async_send, read by the main thread in on_unlocked
+  int forgotten;  // main thread only
+  napi_env env;
+  napi_ref callback;
+  napi_async_context context;
 } unlock_wait;
 
-static void call_unlocked(napi_env env, napi_value callback, void *context, void *data) {
-  (void)context;
-  if (env == NULL || callback == NULL) return;  // the environment is going away
-  napi_value undefined, result;
-  napi_get_undefined(env, &undefined);
-  napi_create_int32(env, (int32_t)(intptr_t)data, &result);
-  napi_call_function(env, undefined, callback, 1, &result, NULL);
+static void on_wait_closed(uv_handle_t *handle) {
+  free(handle->data);
+}
+
+static void on_unlocked(uv_async_t *async) {
+  unlock_wait *wait = async->data;
+  napi_env env = wait->env;
+  if (!wait->forgotten) {
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    napi_value callback, global, result;
+    napi_get_reference_value(env, wait->callback, &callback);
+    napi_create_int32(env, wait->result, &result);
+    napi_get_global(env, &global);
+    napi_make_callback(env, wait->context, global, callback, 1, &result, NULL);
+    napi_close_handle_scope(env, scope);
+  }
+  napi_delete_reference(env, wait->callback);
+  napi_async_destroy(env, wait->context);
+  uv_close((uv_handle_t *)&wait->async, on_wait_closed);
 }
 
 static void *unlock_thread(void *arg) {
@@ -44,11 +70,9 @@ static void *unlock_thread(void *arg) {
   int rc;
   do rc = flock(wait->fd, LOCK_SH);
   while (rc == -1 && errno == EINTR);
-  intptr_t result = rc == -1 ? errno : 0;
+  wait->result = rc == -1 ? errno : 0;
   close(wait->fd);  // our shared lock goes with it: a waiter never keeps a writer's file locked
-  napi_call_threadsafe_function(wait->tsfn, (void *)result, napi_tsfn_blocking);
-  napi_release_threadsafe_function(wait->tsfn, napi_tsfn_release);
-  free(wait);
+  uv_async_send(&wait->async);  // the last touch of wait: the main thread may free it from here on
   return NULL;
 }
 
@@ -63,18 +87,19 @@ static napi_value wait_unlocked(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "waitUnlocked(fd, callback)");
     return NULL;
   }
-  unlock_wait *wait = malloc(sizeof *wait);
-  if (wait == NULL) {
+  uv_loop_t *loop;
+  unlock_wait *wait = calloc(1, sizeof *wait);
+  if (wait == NULL || napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok || uv_async_init(loop, &wait->async, on_unlocked) != 0) {
+    free(wait);
     napi_create_int32(env, -ENOMEM, &result);
     return result;
   }
   wait->fd = fd;
+  wait->env = env;
+  wait->async.data = wait;
+  napi_create_reference(env, argv[1], 1, &wait->callback);
   napi_create_string_utf8(env, "baton:waitUnlocked", NAPI_AUTO_LENGTH, &name);
-  if (napi_create_threadsafe_function(env, argv[1], NULL, name, 0, 1, NULL, NULL, NULL, call_unlocked, &wait->tsfn) != napi_ok) {
-    free(wait);
-    napi_create_int32(env, -EINVAL, &result);
-    return result;
-  }
+  napi_async_init(env, NULL, name, &wait->context);
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
@@ -83,23 +108,126 @@ static napi_value wait_unlocked(napi_env env, napi_callback_info info) {
   int failed = pthread_create(&thread, &attributes, unlock_thread, wait);
   pthread_attr_destroy(&attributes);
   if (failed != 0) {
-    napi_release_threadsafe_function(wait->tsfn, napi_tsfn_abort);
-    free(wait);
+    wait->forgotten = 1;
+    napi_delete_reference(env, wait->callback);
+    napi_async_destroy(env, wait->context);
+    uv_close((uv_handle_t *)&wait->async, on_wait_closed);
     napi_create_int32(env, -failed, &result);
     return result;
   }
-  napi_create_external(env, wait->tsfn, NULL, NULL, &result);
+  napi_create_external(env, wait, NULL, NULL, &result);
   return result;
 }
 
-// forgetWait(handle): the wait is over for other reasons; the thread no longer keeps the event loop alive. Call it only
-// before the callback ran (the handle is gone after).
+// forgetWait(handle): the wait is over for other reasons; the thread no longer keeps the event loop alive, and its
+// wake-up, if it comes, calls nothing. Call it only before the callback ran (the handle is gone after).
 static napi_value forget_wait(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  void *tsfn = NULL;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 && napi_get_value_external(env, argv[0], &tsfn) == napi_ok) {
-    napi_unref_threadsafe_function(env, (napi_threadsafe_function)tsfn);
+  void *wait = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 && napi_get_value_external(env, argv[0], &wait) == napi_ok) {
+    ((unlock_wait *)wait)->forgotten = 1;
+    uv_unref((uv_handle_t *)&((unlock_wait *)wait)->async);
+  }
+  return NULL;
+}
+
+// ---- the wake FIFO -----------------------------------------------------------------------------------------------
+
+// makeFifo(path): 0 or an errno. mode 0600: the caller opens it (O_NOFOLLOW), checks it and fchmods the descriptor.
+static napi_value make_fifo(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  char path[4097];
+  size_t length;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok) {
+    napi_throw_type_error(env, NULL, "makeFifo(path)");
+    return NULL;
+  }
+  int failed = length >= sizeof path - 1 ? ENAMETOOLONG : mkfifo(path, 0600) == -1 ? errno : 0;
+  napi_create_int32(env, failed, &result);
+  return result;
+}
+
+typedef struct {
+  uv_poll_t poll;
+  int fd;
+  napi_env env;
+  napi_ref callback;
+  napi_async_context context;
+} readable_wait;
+
+static void on_readable_closed(uv_handle_t *handle) {
+  readable_wait *wait = handle->data;
+  close(wait->fd);
+  free(wait);
+}
+
+static void close_readable(readable_wait *wait) {
+  uv_poll_stop(&wait->poll);
+  napi_delete_reference(wait->env, wait->callback);
+  if (wait->context != NULL) napi_async_destroy(wait->env, wait->context);
+  uv_close((uv_handle_t *)&wait->poll, on_readable_closed);
+}
+
+// One call, then the poll is closed (with its descriptor): the byte stays in the FIFO, so a level-triggered poll would
+// go on calling back.
+static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
+  (void)status;
+  (void)flags;
+  readable_wait *wait = poll->data;
+  napi_env env = wait->env;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value callback, global;
+  napi_get_reference_value(env, wait->callback, &callback);
+  napi_get_global(env, &global);
+  napi_async_context context = wait->context;
+  wait->context = NULL;
+  close_readable(wait);
+  napi_make_callback(env, context, global, callback, 0, NULL, NULL);
+  napi_async_destroy(env, context);
+  napi_close_handle_scope(env, scope);
+}
+
+// pollReadable(fd, callback): takes fd (closed with the poll) and returns a handle for pollClose, or a negative errno
+// (fd is then still the caller's). The poll does not keep the event loop alive: the wait it speeds up does.
+static napi_value poll_readable(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], name, result;
+  int32_t fd = -1;
+  uv_loop_t *loop;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+      fd < 0) {
+    napi_throw_type_error(env, NULL, "pollReadable(fd, callback)");
+    return NULL;
+  }
+  readable_wait *wait = calloc(1, sizeof *wait);
+  if (wait == NULL || napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok || uv_poll_init(loop, &wait->poll, fd) != 0) {
+    free(wait);
+    napi_create_int32(env, -ENOMEM, &result);
+    return result;
+  }
+  wait->fd = fd;
+  wait->env = env;
+  wait->poll.data = wait;
+  napi_create_reference(env, argv[1], 1, &wait->callback);
+  napi_create_string_utf8(env, "baton:pollReadable", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &wait->context);
+  uv_unref((uv_handle_t *)&wait->poll);
+  uv_poll_start(&wait->poll, UV_READABLE, on_fd_readable);
+  napi_create_external(env, wait, NULL, NULL, &result);
+  return result;
+}
+
+// pollClose(handle): before its callback only (the handle is gone after).
+static napi_value poll_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void *wait = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 && napi_get_value_external(env, argv[0], &wait) == napi_ok) {
+    close_readable(wait);
   }
   return NULL;
 }
@@ -244,6 +372,9 @@ void define_wait_functions(napi_env env, napi_value exports) {
   napi_property_descriptor functions[] = {
       {"waitUnlocked", NULL, wait_unlocked, NULL, NULL, NULL, napi_enumerable, NULL},
       {"forgetWait", NULL, forget_wait, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"makeFifo", NULL, make_fifo, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pollReadable", NULL, poll_readable, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pollClose", NULL, poll_close, NULL, NULL, NULL, napi_enumerable, NULL},
       {"inotifyOpen", NULL, inotify_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"inotifyAdd", NULL, inotify_add, NULL, NULL, NULL, napi_enumerable, NULL},
       {"inotifyRemove", NULL, inotify_remove, NULL, NULL, NULL, napi_enumerable, NULL},

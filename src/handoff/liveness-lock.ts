@@ -1,9 +1,9 @@
-import { closeSync, fchmodSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError } from "../base/errors.js";
-import { createTemporaryBeside, openRegularFile, removeQuietly } from "../base/safe-files.js";
-import { loadNativeAddon, type NativeAddon, type WaitHandle } from "../addon/load-addon.js";
+import { createTemporaryBeside, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
+import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
 // file, from its start until it has written POST or POST.err; the kernel drops the lock when the process dies, however
@@ -13,8 +13,15 @@ import { loadNativeAddon, type NativeAddon, type WaitHandle } from "../addon/loa
 // an awaited Gemfile is not a lock of ours), and a waiter trusts it only when it is a regular file that says so
 // (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. flock() is not in Node: baton's
 // native addon (src/addon/) has it.
+//
+// The lock tells a waiter when to look, but through a thread of the waiter's that must then wake its event loop: two
+// wake-ups in a row, each waiting for a CPU on a busy node. So beside the lock the writer keeps a FIFO,
+// POST.baton-wake, and puts one byte in it as it hands on, before it lets go of the lock. A waiter's event loop polls
+// the FIFO directly (never reading it: every waiter sees the byte) and looks at once. The FIFO only speeds the look
+// up: a FIFO that is missing, planted, full or silent leaves the waiter with its lock thread, as before.
 
 const LIVENESS_SUFFIX = ".baton-live";
+const WAKE_SUFFIX = ".baton-wake";
 /** The liveness file's content: what tells a waiter that the file is baton's. */
 const LIVENESS_MARK = "baton liveness lock\n";
 
@@ -31,12 +38,22 @@ const CANNOT_CREATE = new Set(["EROFS", "ENOSPC", "EDQUOT", "EACCES", "EPERM"]);
 
 /** POST.baton-live; POST's name cut (by bytes, on a character boundary) where the whole would be over NAME_MAX. */
 export function livenessFileOf(file: string): string {
-  let name = basename(file);
-  while (Buffer.byteLength(name) + LIVENESS_SUFFIX.length > NAME_MAX) name = name.slice(0, -1);
-  return join(dirname(file), `${name}${LIVENESS_SUFFIX}`);
+  return companionOf(file, LIVENESS_SUFFIX);
 }
 
-const held = new Map<string, number>();
+/** POST.baton-wake, cut as livenessFileOf. */
+export function wakeFileOf(file: string): string {
+  return companionOf(file, WAKE_SUFFIX);
+}
+
+function companionOf(file: string, suffix: string): string {
+  let name = basename(file);
+  while (Buffer.byteLength(name) + suffix.length > NAME_MAX) name = name.slice(0, -1);
+  return join(dirname(file), `${name}${suffix}`);
+}
+
+/** What this process holds beside a file it will hand on: the lock's descriptor, and the wake FIFO's if it has one. */
+const held = new Map<string, { lock: number; wake: number | undefined }>();
 
 /**
  * Takes the lock beside `file` until releaseLivenessLock (or this process's end). Made under a temporary name
@@ -48,6 +65,8 @@ const held = new Map<string, number>();
  */
 export function holdLivenessLock(file: string, warn: (message: string) => void): void {
   if (held.has(file)) return;
+  // Before the lock file: a waiter that finds the lock finds the FIFO too.
+  const wake = makeWakeFifo(file);
   const lockFile = livenessFileOf(file);
   let fd: number;
   let temporary: string;
@@ -58,6 +77,7 @@ export function holdLivenessLock(file: string, warn: (message: string) => void):
     if (code !== undefined && CANNOT_CREATE.has(code)) {
       throw new BatonError(`cannot hand on through ${file}: its folder takes no new file (${describeSystemError(error)}); not running the command`);
     }
+    if (wake !== undefined) closeQuietly(wake);
     warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
     return;
   }
@@ -67,21 +87,59 @@ export function holdLivenessLock(file: string, warn: (message: string) => void):
     const failed = loadNativeAddon().flock(fd, LOCK_EX | LOCK_NB);
     if (failed !== 0) throw Object.assign(new Error(`flock: errno ${failed}`), { code: `errno ${failed}` });
     renameSync(temporary, lockFile);
-    held.set(file, fd);
+    held.set(file, { lock: fd, wake });
   } catch (error) {
     closeQuietly(fd);
+    if (wake !== undefined) closeQuietly(wake);
     removeQuietly(temporary);
     warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
   }
 }
 
-/** Lets go of the lock once `file` (or its .err) is in place: a waiter need not wait for this process to end. */
-export function releaseLivenessLock(file: string): void {
-  const fd = held.get(file);
-  if (fd === undefined) return;
-  held.delete(file);
-  closeQuietly(fd);
+/**
+ * Makes FILE.baton-wake (a FIFO, mode 0644 whatever the umask) under a temporary name and renames it into place; its
+ * descriptor (read-write: opening it never blocks, and the byte written stays while it is open). undefined when it
+ * cannot be made (no addon, a file system without FIFOs, the folder refuses): the lock alone then wakes the waiters.
+ */
+function makeWakeFifo(file: string): number | undefined {
+  const wakeFile = wakeFileOf(file);
+  const temporary = join(dirname(wakeFile), temporaryName(basename(wakeFile)));
+  let fd: number | undefined;
+  try {
+    if (loadNativeAddon().makeFifo(temporary) !== 0) return undefined;
+    // O_NOFOLLOW and a check of what was opened: the folder is shared, and the name could be swapped in between.
+    fd = openSync(temporary, constants.O_RDWR | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
+    if (!fstatSync(fd).isFIFO()) throw new Error("not the FIFO made");
+    fchmodSync(fd, 0o644);
+    renameSync(temporary, wakeFile);
+    return fd;
+  } catch {
+    if (fd !== undefined) closeQuietly(fd);
+    removeQuietly(temporary);
+    return undefined;
+  }
 }
+
+/**
+ * Lets go of the lock once `file` (or its .err) is in place: a waiter need not wait for this process to end. The
+ * wake byte goes first, so a waiter's event loop is woken by the FIFO before its lock thread wakes.
+ */
+export function releaseLivenessLock(file: string): void {
+  const fds = held.get(file);
+  if (fds === undefined) return;
+  held.delete(file);
+  if (fds.wake !== undefined) {
+    try {
+      writeSync(fds.wake, WAKE_BYTE);
+    } catch {
+      // EAGAIN: someone filled it; the waiters still have the lock
+    }
+  }
+  closeQuietly(fds.lock);
+  if (fds.wake !== undefined) closeQuietly(fds.wake);
+}
+
+const WAKE_BYTE = Buffer.from("w");
 
 /**
  * Opens the liveness file of `file` if it is one of baton's: a regular file (never followed through a symlink, never
@@ -112,13 +170,19 @@ export interface WriterWait {
 
 /**
  * Waits, in a thread of the addon, for the baton that writes `file` to let go of its lock (it handed on, or died):
- * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. undefined when there is nothing to wait
+ * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. `onWake()`, at most once and usually just
+ * before: the writer's wake FIFO says it is handing on (the caller looks; a wake with nothing to see is left alone). undefined when there is nothing to wait
  * on: no liveness file of baton's, the one numbered `notIno` (a writer already seen gone), or no addon or thread.
  * `ok` false: flock failed (a file system without locks), so nothing can be told from it.
  * With no thread (a full PID limit), each call looks at the lock once without blocking instead, and a free lock is
  * told to `onGone` all the same: the caller keeps its folder watch and safety poll, and calls again at each look.
  */
-export function waitForWriter(file: string, notIno: number | undefined, onGone: (ino: number, ok: boolean) => void): WriterWait | undefined {
+export function waitForWriter(
+  file: string,
+  notIno: number | undefined,
+  onGone: (ino: number, ok: boolean) => void,
+  onWake: () => void = () => {},
+): WriterWait | undefined {
   const opened = openLivenessFile(file);
   if (opened === undefined) return undefined;
   let pending = false;
@@ -140,12 +204,41 @@ export function waitForWriter(file: string, notIno: number | undefined, onGone: 
     return undefined;
   }
   pending = true;
+  // Opened after the thread is waiting: a byte written before this open is still in the FIFO while its writer lives,
+  // and a writer already gone has let go of its lock, which wakes the thread.
+  let wake = pollWakeFifo(addon!, file, () => {
+    wake = undefined;
+    onWake();
+  });
   return {
     forget() {
       if (pending) addon!.forgetWait(handle as WaitHandle);
       pending = false;
+      if (wake !== undefined) addon!.pollClose(wake);
+      wake = undefined;
     },
   };
+}
+
+/** The writer's wake FIFO, polled by the event loop; undefined when there is none of ours (a non-FIFO is not opened). */
+function pollWakeFifo(addon: NativeAddon, file: string, onReadable: () => void): ReadableHandle | undefined {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading returns at once; O_NOFOLLOW: a planted symlink is not followed.
+    fd = openSync(wakeFileOf(file), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
+  } catch {
+    return undefined; // not there: a writer of an older baton, or one that could not make it
+  }
+  try {
+    if (fstatSync(fd).isFIFO() && typeof addon.pollReadable === "function") {
+      const handle = addon.pollReadable(fd, onReadable);
+      if (typeof handle !== "number") return handle;
+    }
+  } catch {
+    // fall through: the lock alone
+  }
+  closeQuietly(fd);
+  return undefined;
 }
 
 function loadAddonOrUndefined(): NativeAddon | undefined {

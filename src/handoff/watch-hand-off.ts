@@ -5,7 +5,8 @@ import { watchFolderOf } from "./watch-folder.js";
 // Tells a waiter when to look at the file it waits for. Two ways, one at a time:
 // - The file's writer is a baton (its liveness file, FILE.baton-live, is there): the waiter blocks on the writer's
 //   lock in a thread of the addon and looks once, when the writer lets go: it has handed on (FILE or FILE.err is in
-//   place) or it died. No inotify instance, no timer: the kernel wakes the waiter (docs/design.md "Waiting").
+//   place) or it died. No inotify instance, no timer: the kernel wakes the waiter (docs/design.md "Waiting"). The
+//   writer's wake FIFO (FILE.baton-wake) usually wakes the event loop a moment before the thread does: one more look.
 // - Until then (the writer has not started yet, or it is not a baton: the downward-API ready file, a user's `touch`):
 //   an inotify watch of the folder, a poll when the node has no instance left, and a safety poll. Each look also
 //   looks for the liveness file; once it is found the watch and the polls end.
@@ -88,7 +89,9 @@ export function watchHandOff(file: string, look: (writerGone: boolean) => void, 
   };
   // The thread is waiting before the look that follows: a writer that hands on after it opened the file wakes it.
   const follow = () => {
-    writer = waitForWriter(file, lastWriter, onWriterGone);
+    writer = waitForWriter(file, lastWriter, onWriterGone, () => {
+      if (!closed) look(false);
+    });
     if (writer === undefined) return;
     watch?.close();
     watch = undefined;

@@ -3,6 +3,7 @@ import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../base/errors.js";
 import { releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { emit } from "../report/events.js";
+import { stepAside } from "../process/step-aside.js";
 import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
 import { writeTerminationMessage } from "../report/write-termination.js";
@@ -83,7 +84,9 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
       if (exitCode === 0) exitCode = settleOutcome(final, { writeFailed: true }).exitCode;
     }
     // Whatever is there now is all this step will hand on: a waiter blocked on the lock wakes and looks. At once, before
-    // the events line (a slow --events pipe must not hold the next step back).
+    // the events line (a slow --events pipe must not hold the next step back), and with this step's threads already
+    // behind the next step's on the node's CPUs.
+    stepAside();
     releaseLivenessLock(options.postFile);
     if (posted) emit("post", { file: posted });
   }

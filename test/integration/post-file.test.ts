@@ -1,7 +1,7 @@
 // The post file: the baton handed to the next step.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -21,8 +21,12 @@ test("on success writes POST as one line of JSON, creating its folders, and no P
   assert.match(record.finishedAt, ISO);
   assert.ok(record.finishedAt >= record.startedAt);
   assert.equal(existsSync(`${post}.err`), false);
-  // post.baton-live: the liveness lock the next step looks at (docs/reference.md).
-  assert.deepEqual(readdirSync(join(dir, "run/steps/step-1")).sort(), ["post", "post.baton-live"], "no temporary file left behind");
+  // post.baton-live: the liveness lock the next step looks at; post.baton-wake: the FIFO that wakes it (docs/reference.md).
+  const folder = join(dir, "run/steps/step-1");
+  assert.deepEqual(readdirSync(folder).sort(), ["post", "post.baton-live", "post.baton-wake"], "no temporary file left behind");
+  const wake = statSync(join(folder, "post.baton-wake"));
+  assert.ok(wake.isFIFO(), "post.baton-wake is a FIFO");
+  assert.equal(wake.mode & 0o777, 0o644, "a waiter of any uid can open it for reading, whatever the umask");
 });
 
 test("never leaves both: a stale POST.err from an earlier run is removed when POST is written, and the reverse", async () => {
@@ -30,9 +34,9 @@ test("never leaves both: a stale POST.err from an earlier run is removed when PO
   const post = join(dir, "post");
   writeFileSync(`${post}.err`, "");
   assert.equal((await runBaton(["--post-file", post, "--", "true"])).code, 0);
-  assert.deepEqual(readdirSync(dir).sort(), ["post", "post.baton-live"]);
+  assert.deepEqual(readdirSync(dir).sort(), ["post", "post.baton-live", "post.baton-wake"]);
   assert.equal((await runBaton(["--post-file", post, "--", "false"])).code, 1);
-  assert.deepEqual(readdirSync(dir).sort(), ["post.baton-live", "post.err"]);
+  assert.deepEqual(readdirSync(dir).sort(), ["post.baton-live", "post.baton-wake", "post.err"]);
 });
 
 test("--step-metadata-dir: results/ exists before the wait, exitCode holds the command's code", async () => {
