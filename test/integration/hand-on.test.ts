@@ -193,3 +193,20 @@ test("found: -breakpoint_on_failure when the Tekton chunk cannot load: POST.err 
   assert.match(exit.stderr, /^baton: cannot load baton-tekton\.cjs from .*: baton is not installed whole$/m);
   assert.equal(readJson(`${post}.err`).exitCode, 3);
 });
+
+test("once its post file is written, a step lowers every thread of its own to nice 19: the next step's start comes first", async () => {
+  // Seen on the exited step before it is reaped: python's waitid(WNOWAIT) waits for the exit without reaping, and the
+  // zombie's /proc/PID/stat still holds its last nice value (field 19). A sidecar, which runs on after READY, does not.
+  const dir = tempDir();
+  const reader = [
+    "import os, subprocess, sys",
+    "child = subprocess.Popen(sys.argv[1:])",
+    "os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)",
+    "print(open(f'/proc/{child.pid}/stat').read().rsplit(')', 1)[1].split()[16])",
+    "sys.exit(child.wait())",
+  ].join("\n");
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "true"], { prefix: ["python3", "-c", reader] });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout.trim(), "19");
+  assert.equal(existsSync(join(dir, "post")), true);
+});

@@ -1,10 +1,12 @@
 // The hand-off channel's threads and descriptors under attack (src/addon/wait-events.c, src/handoff/liveness-lock.ts;
 // docs/design.md "Waiting"): a signal, a cancel file or a wait timeout while the thread is blocked on the writer's lock;
-// several waits in one process (a sidecar's stop files); no thread to be had (the pod's PID limit full); and no
-// command, the writer's or a waiter's, ever holding a liveness file (inherited, it would keep a dead baton's lock).
+// several waits in one process (a sidecar's stop files); no thread to be had (the pod's PID limit full); no command,
+// the writer's or a waiter's, ever holding a liveness file (inherited, it would keep a dead baton's lock) or a wake
+// FIFO; and the wake FIFO (POST.baton-wake) planted, swapped or fed by a neighbour.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import {
   BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, shellWaitFor, startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
@@ -23,6 +25,19 @@ function openFiles(pid: number): string[] {
 function livenessFilesOpen(pid: number, ...posts: string[]): string[] {
   const wanted = new Set(posts.map((post) => `${post}.baton-live`));
   return openFiles(pid).filter((file) => wanted.has(file)).sort();
+}
+
+/** Whether `pid` holds `post`'s wake FIFO (or what was planted at its name) open. */
+function holdsWakeFile(pid: number, post: string): boolean {
+  return openFiles(pid).some((file) => file.startsWith(`${post}.baton-wake`));
+}
+
+/** A FIFO at PATH with a byte in it, kept there by a descriptor of this process (closed after the test). */
+function fedFifo(path: string): number {
+  execFileSync("mkfifo", [path]);
+  const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+  writeSync(fd, "x");
+  return fd;
 }
 
 /** The threads of `pid` blocked on a writer's lock, or on their way out: the addon names them baton-wait. */
@@ -162,7 +177,7 @@ for (const { build, words } of BUILDS) {
       const args = ["--post-file", join(dir, `solo-${how}`), "--", "sh", "-c", `ls -l /proc/self/fd/ > '${fds}'`, "sh"];
       const exit = await endsWithin(start(args, { prefix: [...prefix] }).exited, 30_000, "a writer");
       assert.equal(exit.code, 0, exit.stderr);
-      assert.doesNotMatch(readFileSync(fds, "utf8"), /baton-live/, `the command of a writer started from ${how} words`);
+      assert.doesNotMatch(readFileSync(fds, "utf8"), /baton-live|baton-wake/, `the command of a writer started from ${how} words`);
     }
     const first = await predecessor(dir, post, "go", `ls -l /proc/self/fd/ > ${dir}/writer-fds`);
     t.after(() => first.kill());
@@ -177,15 +192,17 @@ for (const { build, words } of BUILDS) {
     const pid = waiter.child.pid!;
     await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
     writeFileSync(join(dir, "go"), "");
-    // Its command runs: the wait's thread has let go of the writer's file and ended (its thread-safe function released).
+    // Its command runs: the wait's thread has let go of the writer's file and ended, and its poll of the wake FIFO is
+    // closed.
     await fileAppears(join(dir, "waiter-fds"));
     await waitFor(() => (waitThreads(pid) === 0 ? true : undefined), "the wait's thread to end");
     assert.deepEqual(livenessFilesOpen(pid, post), []);
+    assert.equal(holdsWakeFile(pid, post), false, "the waiter still holds its predecessor's wake FIFO");
     writeFileSync(join(dir, "end"), "");
     const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
     assert.equal(exit.code, 0, exit.stderr);
-    assert.doesNotMatch(readFileSync(join(dir, "writer-fds"), "utf8"), /baton-live/);
-    assert.doesNotMatch(readFileSync(join(dir, "waiter-fds"), "utf8"), /baton-live|inotify/);
+    assert.doesNotMatch(readFileSync(join(dir, "writer-fds"), "utf8"), /baton-live|baton-wake/);
+    assert.doesNotMatch(readFileSync(join(dir, "waiter-fds"), "utf8"), /baton-live|baton-wake|inotify/);
   });
 
   test(`${build}: the liveness file renamed over or removed while the thread is blocked on it: the living writer is still followed`, async (t) => {
@@ -268,5 +285,78 @@ for (const { build, words } of BUILDS) {
     assert.equal(exit.code, 1, exit.stderr);
     assert.equal(readJson(join(dir, "run/1/out.err")).reason, "PreviousStepDied");
     assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a neighbour's byte in POST.baton-wake wakes a waiter once: it looks, stops polling the FIFO, and waits on`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    const first = await predecessor(dir, post);
+    t.after(() => first.kill());
+    const events = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => waiter.kill());
+    await eventSeen(events, "waiting");
+    const pid = waiter.child.pid!;
+    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 && holdsWakeFile(pid, post) ? true : undefined), "the waiter to poll the wake FIFO");
+    // Anyone who can open the FIFO for writing can put a byte in it (the folder is shared).
+    const fd = openSync(`${post}.baton-wake`, constants.O_WRONLY | constants.O_NONBLOCK);
+    t.after(() => closeSync(fd));
+    writeSync(fd, "x");
+    // Woken, it looked, found no post file and closed the FIFO: a level-triggered poll left open would spin on the byte.
+    await waitFor(() => (!holdsWakeFile(pid, post) ? true : undefined), "the waiter to close the FIFO after one look");
+    assert.equal(existsSync(join(dir, "ran")), false, "the command ran on a neighbour's byte");
+    assert.deepEqual(livenessFilesOpen(pid, post), [`${post}.baton-live`], "the lock thread stopped waiting");
+    writeFileSync(join(dir, "go"), "");
+    const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  for (const planted of ["folder", "regular file", "symlink to a fed FIFO"] as const) {
+    test(`${build}: a ${planted} at POST.baton-wake: the waiter holds none of it open and hands on through the lock`, async (t) => {
+      const dir = tempDir();
+      const post = join(dir, "prev");
+      const first = await predecessor(dir, post);
+      t.after(() => first.kill());
+      const wake = `${post}.baton-wake`;
+      unlinkSync(wake);
+      if (planted === "folder") mkdirSync(wake);
+      else if (planted === "regular file") writeFileSync(wake, "x");
+      else {
+        const fd = fedFifo(join(dir, "elsewhere"));
+        t.after(() => closeSync(fd));
+        symlinkSync(join(dir, "elsewhere"), wake);
+      }
+      const events = join(dir, "waiter.events");
+      const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+      t.after(() => waiter.kill());
+      await eventSeen(events, "waiting");
+      const pid = waiter.child.pid!;
+      await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
+      assert.equal(holdsWakeFile(pid, post), false, `the waiter holds the ${planted}`);
+      assert.equal(openFiles(pid).some((file) => file.endsWith("elsewhere")), false, "the symlink was followed");
+      writeFileSync(join(dir, "go"), "");
+      const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
+      assert.equal(exit.code, 0, exit.stderr);
+      assert.equal(existsSync(join(dir, "ran")), true);
+    });
+  }
+
+  test(`${build}: a folder planted at POST.baton-wake before the writer starts: it hands on through the lock, and leaves no temporary FIFO`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    mkdirSync(`${post}.baton-wake/inside`, { recursive: true });
+    const first = await predecessor(dir, post);
+    t.after(() => first.kill());
+    const events = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => waiter.kill());
+    await eventSeen(events, "waiting");
+    writeFileSync(join(dir, "go"), "");
+    const [a, b] = await Promise.all([endsWithin(first.exited, 30_000, "the writer"), endsWithin(waiter.exited, 30_000, "the waiter")]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+    assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith(".")), [], "a temporary FIFO was left behind");
   });
 }

@@ -1,15 +1,16 @@
 // The hand-off channel between two batons (docs/design.md "Waiting"): a waiter whose predecessor is a baton blocks on
-// the predecessor's liveness lock (POST.baton-live) and holds no inotify instance; one that starts first watches the
-// folder only until the predecessor's baton appears. Its failure modes: a waiter started before its predecessor, with
+// the predecessor's liveness lock (POST.baton-live), is woken by its wake FIFO (POST.baton-wake) and holds no inotify
+// instance; one that starts first watches the folder only until the predecessor's baton appears. Its failure modes: a waiter started before its predecessor, with
 // and without inotify; two waiters on one post file; a restarted waiter; a waiter that comes after its predecessor
 // died; files planted at the channel's path. Killed predecessors across PID namespaces and read-only folders:
 // liveness.test.ts; other uids, umask 077, FIFOs: liveness-attacks.test.ts.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync, execFileSync } from "node:child_process";
+import { closeSync, constants, copyFileSync, mkdirSync, openSync, renameSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, shellWaitFor, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
-import { inotifyInstances, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
+import { inotifyInstances, openDescriptors, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
 
 const BUILDS = [
   { build: "bundle", words: [process.execPath, BATON] },
@@ -48,6 +49,35 @@ for (const { build, words } of BUILDS) {
     assert.equal(a.code, 0, a.stderr);
     assert.equal(b.code, 0, b.stderr);
     assert.equal(existsSync(join(dir, "ran")), true);
+  });
+
+  test(`${build}: the writer's wake FIFO wakes a waiter at once, before its lock is let go`, async (t) => {
+    // A writer that is not a baton but plays one: its liveness file held by flock(1), a FIFO beside it. The waiter has
+    // no other way to notice the post file (no inotify while it follows a lock, no safety poll): only the FIFO's byte.
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    mkdirSync(join(dir, "run/0"), { recursive: true });
+    writeFileSync(`${post0}.baton-live`, "baton liveness lock\n");
+    execFileSync("mkfifo", ["-m", "644", `${post0}.baton-wake`]);
+    const holder = spawn("flock", ["--exclusive", `${post0}.baton-live`, "sleep", "1000"], { stdio: "ignore" });
+    t.after(() => holder.kill("SIGKILL"));
+    await waitFor(() => (spawnSync("flock", ["--nonblock", "--shared", `${post0}.baton-live`, "true"]).status === 1 ? true : undefined), "flock(1) to hold the lock");
+    const events = join(dir, "step1.events");
+    const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
+      env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),
+    });
+    t.after(() => next.kill());
+    await eventSeen(events, "waiting");
+    await waitFor(() => (openDescriptors(pidOf(next)).some((d) => d.target === `${post0}.baton-wake`) ? true : undefined), "the waiter to poll the FIFO");
+    writeFileSync(join(dir, "run/0/.out.tmp"), '{"exitCode":0}\n');
+    renameSync(join(dir, "run/0/.out.tmp"), post0);
+    const fd = openSync(`${post0}.baton-wake`, constants.O_WRONLY | constants.O_NONBLOCK);
+    t.after(() => closeSync(fd));
+    writeSync(fd, "w");
+    const exit = await next.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+    assert.equal(holder.exitCode, null, "the lock was let go: the FIFO was not what woke the waiter");
   });
 
   test(`${build}: a waiter started before its predecessor lets its inotify instance go once the predecessor's baton is there`, async (t) => {
