@@ -4,7 +4,7 @@ import { BatonError, describeSystemError, usageError } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { NAME_MAX } from "../base/files.js";
 import type { StepOptions } from "../cli/step-options.js";
-import { livenessFileOf } from "./liveness-lock.js";
+import { livenessFileOf, wakeFileOf } from "./liveness-lock.js";
 
 // The baton itself: POST on success, POST.err on failure, never both. One line of JSON; readers also accept an
 // empty file, as older tools write.
@@ -40,7 +40,7 @@ export function checkPostFileNames(
   if (Buffer.byteLength(longest) > NAME_MAX) {
     throw usageError(`post file name ${post} is too long: ${longest} must fit ${NAME_MAX} bytes`);
   }
-  const handOn = [postFile, `${postFile}.err`, livenessFileOf(postFile)].map(samePath);
+  const handOn = [postFile, `${postFile}.err`, livenessFileOf(postFile), wakeFileOf(postFile)].map(samePath);
   const written: [string | undefined, string][] = [
     [options.terminationPath, "--termination-path"],
     [options.stdoutPath, "--stdout-path"],

@@ -221,8 +221,8 @@ for (const [build, label] of BUILDS) {
     assert.match(missing.stderr, /cannot read .*creds-secrets\/none\/\.dockercfg: no such file or directory/);
   });
 
-  test(`${label}: --stdout-path at the post file (or POST.err) is refused: exit 2, POST.err, the command does not run`, async () => {
-    for (const suffix of ["", ".err"]) {
+  test(`${label}: --stdout-path at the post file (or POST.err, or POST.baton-wake) is refused: exit 2, POST.err, the command does not run`, async () => {
+    for (const suffix of ["", ".err", ".baton-wake"]) {
       const dir = tempDir();
       const post = join(dir, "post");
       const exit = await runWithin(["--post-file", post, `--std${suffix ? "err" : "out"}-path`, post + suffix, "--", "touch", join(dir, "ran")], build ? { baton: [...build] } : {});
