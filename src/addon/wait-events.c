@@ -150,25 +150,26 @@ static napi_value make_fifo(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// A descriptor the event loop polls (the wake FIFO, an inotify instance) and the JS function it calls back.
 typedef struct {
   uv_poll_t poll;
   int fd;
   napi_env env;
   napi_ref callback;
   napi_async_context context;
-} readable_wait;
+} polled_fd;
 
-static void on_readable_closed(uv_handle_t *handle) {
-  readable_wait *wait = handle->data;
+static void on_polled_closed(uv_handle_t *handle) {
+  polled_fd *wait = handle->data;
   close(wait->fd);
   free(wait);
 }
 
-static void close_readable(readable_wait *wait) {
+static void close_polled(polled_fd *wait) {
   uv_poll_stop(&wait->poll);
   napi_delete_reference(wait->env, wait->callback);
   if (wait->context != NULL) napi_async_destroy(wait->env, wait->context);
-  uv_close((uv_handle_t *)&wait->poll, on_readable_closed);
+  uv_close((uv_handle_t *)&wait->poll, on_polled_closed);
 }
 
 // One call, then the poll is closed (with its descriptor): the byte stays in the FIFO, so a level-triggered poll would
@@ -176,7 +177,7 @@ static void close_readable(readable_wait *wait) {
 static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
   (void)status;
   (void)flags;
-  readable_wait *wait = poll->data;
+  polled_fd *wait = poll->data;
   napi_env env = wait->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
@@ -185,7 +186,7 @@ static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
   napi_get_global(env, &global);
   napi_async_context context = wait->context;
   wait->context = NULL;
-  close_readable(wait);
+  close_polled(wait);
   napi_make_callback(env, context, global, callback, 0, NULL, NULL);
   napi_async_destroy(env, context);
   napi_close_handle_scope(env, scope);
@@ -203,7 +204,7 @@ static napi_value poll_readable(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "pollReadable(fd, callback)");
     return NULL;
   }
-  readable_wait *wait = calloc(1, sizeof *wait);
+  polled_fd *wait = calloc(1, sizeof *wait);
   if (wait == NULL || napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok || uv_poll_init(loop, &wait->poll, fd) != 0) {
     free(wait);
     napi_create_int32(env, -ENOMEM, &result);
@@ -227,32 +228,18 @@ static napi_value poll_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   void *wait = NULL;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 && napi_get_value_external(env, argv[0], &wait) == napi_ok) {
-    close_readable(wait);
+    close_polled(wait);
   }
   return NULL;
 }
 
 // ---- inotify ----------------------------------------------------------------------------------------------------
 
-typedef struct {
-  uv_poll_t poll;
-  int fd;
-  napi_env env;
-  napi_ref callback;
-  napi_async_context context;
-} folder_events;
-
-static void on_closed(uv_handle_t *handle) {
-  folder_events *events = handle->data;
-  close(events->fd);
-  free(events);
-}
-
 // Reads every pending event and calls back once with the watch descriptors whose watch ended (the folder removed or
 // moved away: IN_IGNORED follows), so the caller re-arms; names do not matter, the caller looks at its file again.
 static void on_readable(uv_poll_t *poll, int status, int flags) {
   (void)flags;
-  folder_events *events = poll->data;
+  polled_fd *events = poll->data;
   char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
   int32_t ended[64];
   uint32_t count = 0;
@@ -301,7 +288,7 @@ static napi_value inotify_open(napi_env env, napi_callback_info info) {
     napi_create_int32(env, -errno, &result);
     return result;
   }
-  folder_events *events = calloc(1, sizeof *events);
+  polled_fd *events = calloc(1, sizeof *events);
   if (events == NULL || uv_poll_init(loop, &events->poll, fd) != 0) {
     free(events);
     close(fd);
@@ -319,7 +306,7 @@ static napi_value inotify_open(napi_env env, napi_callback_info info) {
   return result;
 }
 
-static folder_events *events_of(napi_env env, napi_callback_info info, size_t wanted, napi_value *argv) {
+static polled_fd *events_of(napi_env env, napi_callback_info info, size_t wanted, napi_value *argv) {
   size_t argc = wanted;
   void *events = NULL;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < wanted || napi_get_value_external(env, argv[0], &events) != napi_ok) {
@@ -332,7 +319,7 @@ static folder_events *events_of(napi_env env, napi_callback_info info, size_t wa
 // inotifyAdd(handle, path): the watch descriptor, or a negative errno (ENOENT, EACCES, ENOSPC for the watch limit).
 static napi_value inotify_add(napi_env env, napi_callback_info info) {
   napi_value argv[2], result;
-  folder_events *events = events_of(env, info, 2, argv);
+  polled_fd *events = events_of(env, info, 2, argv);
   if (events == NULL) return NULL;
   char path[4097];
   size_t length;
@@ -350,7 +337,7 @@ static napi_value inotify_add(napi_env env, napi_callback_info info) {
 // inotifyRemove(handle, wd)
 static napi_value inotify_remove(napi_env env, napi_callback_info info) {
   napi_value argv[2];
-  folder_events *events = events_of(env, info, 2, argv);
+  polled_fd *events = events_of(env, info, 2, argv);
   int32_t wd;
   if (events != NULL && napi_get_value_int32(env, argv[1], &wd) == napi_ok) inotify_rm_watch(events->fd, wd);
   return NULL;
@@ -359,12 +346,9 @@ static napi_value inotify_remove(napi_env env, napi_callback_info info) {
 // inotifyClose(handle): the instance goes back to the node's budget. The handle must not be used after.
 static napi_value inotify_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  folder_events *events = events_of(env, info, 1, argv);
+  polled_fd *events = events_of(env, info, 1, argv);
   if (events == NULL) return NULL;
-  uv_poll_stop(&events->poll);
-  napi_delete_reference(env, events->callback);
-  napi_async_destroy(env, events->context);
-  uv_close((uv_handle_t *)&events->poll, on_closed);
+  close_polled(events);
   return NULL;
 }
 

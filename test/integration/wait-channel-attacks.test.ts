@@ -90,6 +90,15 @@ for (const { build, words } of BUILDS) {
     return step;
   }
 
+  /** A step waiting on `post` whose command touches DIR/ran; resolves once it said "waiting". */
+  async function waiting(dir: string, post: string, t: { after(fn: () => void): void }) {
+    const events = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => waiter.kill());
+    await eventSeen(events, "waiting");
+    return { waiter, pid: waiter.child.pid! };
+  }
+
   /** A waiter on `post` whose thread is blocked on the predecessor's lock (it holds the liveness file open). */
   async function blockedWaiter(dir: string, post: string, extra: string[], options: StartOptions = {}) {
     const events = join(dir, "waiter.events");
@@ -292,11 +301,7 @@ for (const { build, words } of BUILDS) {
     const post = join(dir, "prev");
     const first = await predecessor(dir, post);
     t.after(() => first.kill());
-    const events = join(dir, "waiter.events");
-    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
-    t.after(() => waiter.kill());
-    await eventSeen(events, "waiting");
-    const pid = waiter.child.pid!;
+    const { waiter, pid } = await waiting(dir, post, t);
     await waitFor(() => (livenessFilesOpen(pid, post).length === 1 && holdsWakeFile(pid, post) ? true : undefined), "the waiter to poll the wake FIFO");
     // Anyone who can open the FIFO for writing can put a byte in it (the folder is shared).
     const fd = openSync(`${post}.baton-wake`, constants.O_WRONLY | constants.O_NONBLOCK);
@@ -327,11 +332,7 @@ for (const { build, words } of BUILDS) {
         t.after(() => closeSync(fd));
         symlinkSync(join(dir, "elsewhere"), wake);
       }
-      const events = join(dir, "waiter.events");
-      const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
-      t.after(() => waiter.kill());
-      await eventSeen(events, "waiting");
-      const pid = waiter.child.pid!;
+      const { waiter, pid } = await waiting(dir, post, t);
       await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
       assert.equal(holdsWakeFile(pid, post), false, `the waiter holds the ${planted}`);
       assert.equal(openFiles(pid).some((file) => file.endsWith("elsewhere")), false, "the symlink was followed");
@@ -348,10 +349,7 @@ for (const { build, words } of BUILDS) {
     mkdirSync(`${post}.baton-wake/inside`, { recursive: true });
     const first = await predecessor(dir, post);
     t.after(() => first.kill());
-    const events = join(dir, "waiter.events");
-    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
-    t.after(() => waiter.kill());
-    await eventSeen(events, "waiting");
+    const { waiter } = await waiting(dir, post, t);
     writeFileSync(join(dir, "go"), "");
     const [a, b] = await Promise.all([endsWithin(first.exited, 30_000, "the writer"), endsWithin(waiter.exited, 30_000, "the waiter")]);
     assert.equal(a.code, 0, a.stderr);
