@@ -59,7 +59,8 @@ for (const { build, words } of BUILDS) {
     mkdirSync(join(dir, "run/0"), { recursive: true });
     writeFileSync(`${post0}.baton-live`, "baton liveness lock\n");
     execFileSync("mkfifo", ["-m", "644", `${post0}.baton-wake`]);
-    const holder = spawn("flock", ["--exclusive", `${post0}.baton-live`, "sleep", "1000"], { stdio: "ignore" });
+    // The lock on the shell's descriptor 9, kept by the sleep it execs: killing that one process lets it go.
+    const holder = spawn("sh", ["-c", `exec 9<"$1" && flock --exclusive 9 && exec sleep 1000`, "sh", `${post0}.baton-live`], { stdio: "ignore" });
     t.after(() => holder.kill("SIGKILL"));
     await waitFor(() => (spawnSync("flock", ["--nonblock", "--shared", `${post0}.baton-live`, "true"]).status === 1 ? true : undefined), "flock(1) to hold the lock");
     const events = join(dir, "step1.events");
