@@ -11,7 +11,8 @@ import { lazyBuiltin } from "./builtin.js";
 //   read at most a documented number of bytes: more is an error, never a silent truncation;
 // - creating: O_CREAT|O_EXCL|O_NOFOLLOW under a name with 64 random bits, then rename into place (rename replaces a
 //   planted symlink or FIFO itself, never what it points to);
-// - writing in place where rename cannot (a bind-mounted file): O_NOFOLLOW|O_NONBLOCK, and only into a regular file.
+// - writing in place where rename cannot (a bind-mounted file): O_NOFOLLOW|O_NONBLOCK, and only into a regular file;
+// - a wake FIFO (src/handoff/liveness-lock.ts): O_NOFOLLOW|O_NONBLOCK, a FIFO only, never read.
 // Every call is synchronous and none of them can block on a FIFO. docs/reference.md#files-baton-did-not-write lists
 // what each kind of file is allowed.
 
@@ -76,6 +77,32 @@ export function openRegularFile(path: string, options: ReadOptions = {}): { fd: 
     throw new UnsafeFileError(`${typeName(stats)}, not a regular file`, stats.isDirectory() ? "EISDIR" : "EINVAL");
   }
   return { fd, stats };
+}
+
+/**
+ * Opens the FIFO at `path` (`O_RDONLY`, or `O_RDWR` for its writer: opening a FIFO read-write never blocks) without
+ * following a symlink and without blocking, and checks it is a FIFO: a folder, a file or a device planted at that name
+ * is closed again and refused (UnsafeFileError). A wake FIFO is never read: there is no bound to keep.
+ */
+export function openFifo(path: string, access: number): number {
+  let fd: number;
+  try {
+    fd = openSync(path, access | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  } catch (error) {
+    throw refusalOf(error);
+  }
+  let stats: Stats;
+  try {
+    stats = fstatSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  if (!stats.isFIFO()) {
+    closeSync(fd);
+    throw new UnsafeFileError(`${typeName(stats)}, not a FIFO`, stats.isDirectory() ? "EISDIR" : "EINVAL");
+  }
+  return fd;
 }
 
 /**

@@ -1,8 +1,8 @@
-import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, readSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError } from "../base/errors.js";
-import { createTemporaryBeside, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
+import { createTemporaryBeside, openFifo, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
 import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
@@ -107,9 +107,8 @@ function makeWakeFifo(file: string): number | undefined {
   let fd: number | undefined;
   try {
     if (loadNativeAddon().makeFifo(temporary) !== 0) return undefined;
-    // O_NOFOLLOW and a check of what was opened: the folder is shared, and the name could be swapped in between.
-    fd = openSync(temporary, constants.O_RDWR | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
-    if (!fstatSync(fd).isFIFO()) throw new Error("not the FIFO made");
+    // Checked as any shared path: the folder is shared, and the name could be swapped in between.
+    fd = openFifo(temporary, constants.O_RDWR);
     fchmodSync(fd, 0o644);
     renameSync(temporary, wakeFile);
     return fd;
@@ -187,10 +186,15 @@ export function waitForWriter(
   if (opened === undefined) return undefined;
   let pending = false;
   let handle: WaitHandle | number = -1;
+  let wake: ReadableHandle | undefined;
   const addon = opened.ino === notIno ? undefined : loadAddonOrUndefined();
   if (addon !== undefined) {
     handle = addon.waitUnlocked(opened.fd, (error) => {
       pending = false;
+      // This writer's wait is over: its FIFO's poll goes with it (a writer that died never writes the byte, and a
+      // waiter that follows the writer's successor polls the successor's FIFO).
+      if (wake !== undefined) addon.pollClose(wake);
+      wake = undefined;
       // Out of the addon's callback: the step's promises then settle in a turn of their own.
       setImmediate(onGone, opened.ino, error === 0);
     });
@@ -206,7 +210,7 @@ export function waitForWriter(
   pending = true;
   // Opened after the thread is waiting: a byte written before this open is still in the FIFO while its writer lives,
   // and a writer already gone has let go of its lock, which wakes the thread.
-  let wake = pollWakeFifo(addon!, file, () => {
+  wake = pollWakeFifo(addon!, file, () => {
     wake = undefined;
     onWake();
   });
@@ -224,13 +228,12 @@ export function waitForWriter(
 function pollWakeFifo(addon: NativeAddon, file: string, onReadable: () => void): ReadableHandle | undefined {
   let fd: number;
   try {
-    // O_NONBLOCK: opening a FIFO for reading returns at once; O_NOFOLLOW: a planted symlink is not followed.
-    fd = openSync(wakeFileOf(file), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
+    fd = openFifo(wakeFileOf(file), constants.O_RDONLY);
   } catch {
-    return undefined; // not there: a writer of an older baton, or one that could not make it
+    return undefined; // not there (a writer of an older baton, or one that could not make it), or not a FIFO
   }
   try {
-    if (fstatSync(fd).isFIFO() && typeof addon.pollReadable === "function") {
+    if (typeof addon.pollReadable === "function") {
       const handle = addon.pollReadable(fd, onReadable);
       if (typeof handle !== "number") return handle;
     }

@@ -357,4 +357,30 @@ for (const { build, words } of BUILDS) {
     assert.equal(existsSync(join(dir, "ran")), true);
     assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith(".")), [], "a temporary FIFO was left behind");
   });
+
+  test(`${build}: a writer whose container restarts: the waiter lets the dead baton's wake FIFO go and polls the new one's`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    const before = await predecessor(dir, post);
+    t.after(() => before.kill());
+    const { waiter, pid } = await waiting(dir, post, t);
+    await waitFor(() => (holdsWakeFile(pid, post) ? true : undefined), "the waiter to poll the first writer's FIFO");
+    // A neighbour holds the first FIFO open for writing: its baton's death then ends no poll by POLLHUP (the last
+    // writer going), so only the end of the wait can let that poll go.
+    const neighbour = openSync(`${post}.baton-wake`, constants.O_WRONLY | constants.O_NONBLOCK);
+    t.after(() => closeSync(neighbour));
+    // The new baton renames its own liveness file and FIFO into place; then the old one dies without handing on.
+    const after = start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))]);
+    t.after(() => after.kill());
+    await waitFor(() => (readdirSync(dir).filter((name) => name.startsWith(".prev.")).length === 0 && after.child.pid !== undefined ? true : undefined), "the new writer's files in place");
+    await waitFor(() => (openFiles(after.child.pid!).includes(`${post}.baton-wake`) ? true : undefined), "the new writer to hold its FIFO");
+    before.kill();
+    const polled = () => openFiles(pid).filter((file) => file.startsWith(`${post}.baton-wake`));
+    await waitFor(() => (polled().length === 1 && polled()[0] === `${post}.baton-wake` ? true : undefined), "the waiter to poll the new FIFO only");
+    assert.equal(existsSync(join(dir, "ran")), false);
+    writeFileSync(join(dir, "go"), "");
+    const exit = await endsWithin(waiter.exited, 30_000, "the waiter");
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
+  });
 }
