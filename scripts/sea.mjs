@@ -29,7 +29,7 @@
 //
 // Usage: node scripts/sea.mjs [--arch=x64|arm64] [--startup=none|code-cache|snapshot] [--out=DIR]
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { crossTarget } from "./sea/cross.mjs";
 import { run } from "./sea/run.mjs";
@@ -107,6 +107,7 @@ run(process.execPath, [
   "--sentinel-fuse",
   SEA_FUSE,
 ]);
+dropFromPageCache(program);
 
 // 3. The reaper addon and the source maps of the bundle and its chunks (read only by BATON_DEBUG=1,
 // src/process/source-stack.ts), then the loader and every library Node or the addon links against.
@@ -146,6 +147,23 @@ if (!version.includes(expected)) throw new Error(`sea.mjs: the built baton says 
 rmSync(out, { recursive: true, force: true });
 renameSync(staging, out);
 console.log(`sea.mjs: ${out} (${startup}, Node ${target.nodeVersion()}): baton --version -> ${version}`);
+
+// postject writes lib/baton-node in one 109 MB write, and the page cache then holds the file in large folios, which a
+// process that runs it maps whole at each page fault: a waiting step's VmHWM was 61-66 MiB against 47 MiB for the same
+// file read back from disk, and the kernel's work of mapping and unmapping those pages made the standalone build's
+// hand-off 2-3 ms slower than Node 24's running the same bundle (docs/performance.md). No node runs the file as it was
+// written here: it comes out of an image layer, extracted in small writes, or is read from disk. So the file is written
+// back and dropped from the page cache (GNU dd's `iflag=nocache count=0` is posix_fadvise DONTNEED, which Node lacks),
+// and its first run, the smoke test below, reads it in readahead's pieces, as a node does.
+function dropFromPageCache(file) {
+  const fd = openSync(file, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  run("dd", [`if=${file}`, "iflag=nocache", "count=0", "status=none"]);
+}
 
 // This machine's architecture: Node from scripts/sea/node_modules, the libraries as ldd resolves them here (glibc).
 function hostTarget() {
