@@ -249,6 +249,16 @@ static napi_value exit_now(napi_env env, napi_callback_info info) {
   _exit(code & 0xff);
 }
 
+// trimMemory(): malloc_trim(0), where the C library has it (glibc; a weak reference, so the addon still loads on one
+// without it): the pages that start-up freed go back to the kernel, in every arena, not only at the top of the main
+// heap (glibc's automatic trim). 1 when some went back, else 0.
+extern int malloc_trim(size_t pad) __attribute__((weak));
+
+static napi_value trim_memory(napi_env env, napi_callback_info info) {
+  (void)info;
+  return int_value(env, malloc_trim != NULL ? malloc_trim(0) : 0);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor functions[] = {
       {"peekExited", NULL, peek_exited, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -258,6 +268,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
       {"spawnBytes", NULL, spawn_bytes, NULL, NULL, NULL, napi_enumerable, NULL},
       {"waitStatus", NULL, wait_status, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"trimMemory", NULL, trim_memory, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   define_wait_functions(env, exports);

@@ -20,6 +20,8 @@ export interface NativeAddon {
   spawnBytes(file: Buffer, argv: Buffer[], envp: Buffer[]): number;
   /** waitpid(pid, WNOHANG) of a spawnBytes child: -1 running, -2 not a child, else the raw wait status */
   waitStatus(pid: number): number;
+  /** malloc_trim(0) where the C library has it: 1 when memory went back to the kernel, else 0 (src/process/trim-memory.ts). */
+  trimMemory(): number;
   /**
    * A thread blocks in flock(fd, LOCK_SH), closes fd, then calls back with 0 (or an errno): the writer let go of its
    * liveness lock. A handle for forgetWait, or a negative errno when no thread could start (fd is then still ours).

@@ -10,6 +10,7 @@ import type { RunningCommand } from "../run/run-command.js";
 import { prepareToSpawn } from "../run/start-process.js";
 import { describeInternalError } from "../process/internal-error.js";
 import { endsWait } from "../process/signals.js";
+import { trimWhileWaiting } from "../process/trim-memory.js";
 import { loadTektonChunk } from "../tekton/load.js";
 import { decideCommand, preloadFeatures } from "./features.js";
 import { handOn } from "./hand-on.js";
@@ -135,6 +136,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       preloadFeatures(options);
     });
   }
+  const trimming = options.waitFiles.length > 0 ? trimWhileWaiting() : undefined;
   const timer =
     options.waitTimeoutMs > 0
       ? after(options.waitTimeoutMs, () => {
@@ -180,6 +182,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
     if (!(error instanceof WaitEnded)) throw error;
     return ended(error, io);
   } finally {
+    trimming?.clear();
     timer?.clear();
   }
   // A signal or a cancel that came in the same turn as the last file: the wait was over, but the step was told to stop.

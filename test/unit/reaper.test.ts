@@ -33,6 +33,7 @@ function fakeKernel(exited: number[]) {
     },
     spawnBytes: () => -1,
     waitStatus: () => -2,
+    trimMemory: () => 0,
     waitUnlocked: notHere,
     forgetWait: notHere,
     makeFifo: notHere,
