@@ -258,9 +258,10 @@ function isFolder(path: string): boolean {
   }
 }
 
-export function writeAll(fd: number, bytes: Buffer): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const writeAll = (function writeAll(fd: number, bytes: Buffer): void {
   for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset);
-}
+});
 
 export function removeQuietly(path: string): void {
   try {

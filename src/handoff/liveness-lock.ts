@@ -123,7 +123,8 @@ function makeWakeFifo(file: string): number | undefined {
  * Lets go of the lock once `file` (or its .err) is in place: a waiter need not wait for this process to end. The
  * wake byte goes first, so a waiter's event loop is woken by the FIFO before its lock thread wakes.
  */
-export function releaseLivenessLock(file: string): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const releaseLivenessLock = (function releaseLivenessLock(file: string): void {
   const fds = held.get(file);
   if (fds === undefined) return;
   held.delete(file);
@@ -136,7 +137,7 @@ export function releaseLivenessLock(file: string): void {
   }
   closeQuietly(fds.lock);
   if (fds.wake !== undefined) closeQuietly(fds.wake);
-}
+});
 
 const WAKE_BYTE = Buffer.from("w");
 
@@ -268,10 +269,11 @@ export function holderDied(file: string): boolean {
   }
 }
 
-function closeQuietly(fd: number): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const closeQuietly = (function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
   } catch {
     // already closed
   }
-}
+});

@@ -63,11 +63,13 @@ function samePath(file: string): string {
   }
 }
 
-export function postFilePath(postFile: string, success: boolean): string {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const postFilePath = (function postFilePath(postFile: string, success: boolean): string {
   return success ? postFile : `${postFile}.err`;
-}
+});
 
-export function writePostFile(postFile: string, success: boolean, record: PostRecord): string {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const writePostFile = (function writePostFile(postFile: string, success: boolean, record: PostRecord): string {
   const path = postFilePath(postFile, success);
   try {
     // Remove a stale opposite first (a restarted container), so the two never exist at once.
@@ -77,7 +79,7 @@ export function writePostFile(postFile: string, success: boolean, record: PostRe
     throw new BatonError(`cannot write post file ${path}: ${describeSystemError(error)}`);
   }
   return path;
-}
+});
 
 /**
  * The last resort when writePostFile failed (a full disk): an empty POST.err, which needs an inode but no data block,
@@ -97,11 +99,12 @@ export function writeEmptyErrorPostFile(postFile: string): string | undefined {
 }
 
 /** Not rmSync({ force: true }): that loads fs/rimraf, ~0.5 ms on every step's way to its post file (make bench). */
-function removeIfPresent(path: string): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const removeIfPresent = (function removeIfPresent(path: string): void {
   if (!existsSync(path)) return;
   try {
     unlinkSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-}
+});

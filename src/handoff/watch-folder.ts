@@ -113,7 +113,8 @@ export function watchFolderOf(
   // The watched folder itself was removed or moved (its watch then ends). A folder made again at that path can have
   // the same inode number (ext4, overlay reuse them): watch it anew.
   let watchedGone = false;
-  function onEvents(endedWatches: number[]) {
+  // Eager: on the wake-up path (docs/design.md#eager-functions).
+  const onEvents = (function onEvents(endedWatches: number[]) {
     if (watched && endedWatches.includes(watched.wd)) watchedGone = true;
     if (lookPending) return;
     lookPending = true;
@@ -127,7 +128,7 @@ export function watchFolderOf(
       }
       onChange();
     });
-  }
+  });
 
   function stopWatching() {
     if (events !== undefined) addon!.inotifyClose(events);

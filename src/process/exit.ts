@@ -8,7 +8,8 @@ import { loadNativeAddon } from "../addon/load-addon.js";
 // A profiler or coverage writes its file on Node's own way out, so when one is on, process.exit() it is: a run under
 // a profiler is someone debugging, not a pod's step.
 
-export function exitBaton(code: number): never {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const exitBaton = (function exitBaton(code: number): never {
   if (!profiled()) {
     try {
       loadNativeAddon().exitNow(code);
@@ -17,11 +18,12 @@ export function exitBaton(code: number): never {
     }
   }
   process.exit(code);
-}
+});
 
 /** --cpu-prof, --heap-prof or --prof (on the command line or in NODE_OPTIONS), or NODE_V8_COVERAGE. */
-export function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const profiled = (function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.NODE_V8_COVERAGE) return true;
   const flags = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)];
   return flags.some((flag) => /^--(?:cpu-prof|heap-prof|prof)(?:$|=)/.test(flag));
-}
+});

@@ -10,7 +10,8 @@ import { lazyBuiltin } from "../base/builtin.js";
 
 const LOWEST = 19;
 
-export function stepAside(): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const stepAside = (function stepAside(): void {
   const { setPriority } = lazyBuiltin<typeof import("node:os")>("node:os");
   let threads: string[];
   try {
@@ -25,4 +26,4 @@ export function stepAside(): void {
       // gone already, or a seccomp profile that refuses it: the step only ends a little less politely
     }
   }
-}
+});

@@ -18,7 +18,8 @@ export interface ExactLaunch {
  * The command `words` and baton's current environment as the bytes they came from, or undefined when baton's argv and
  * environment are UTF-8 (the strings are then exact) or /proc cannot be read.
  */
-export function exactBytes(words: readonly string[], env: NodeJS.ProcessEnv = process.env): ExactLaunch | undefined {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+export const exactBytes = (function exactBytes(words: readonly string[], env: NodeJS.ProcessEnv = process.env): ExactLaunch | undefined {
   readGivenBytes();
   if (kernelBytes === null) return undefined;
   const { cmdline, environ } = kernelBytes!;
@@ -27,7 +28,7 @@ export function exactBytes(words: readonly string[], env: NodeJS.ProcessEnv = pr
   const given = process.argv.slice(2);
   const raw = split(cmdline).slice(-given.length || Infinity);
   return { argv: wordBytes(words, given, raw), env: environBytes(split(environ), env) };
-}
+});
 
 /** What the kernel gave baton when they are not both UTF-8; null when they are, or /proc cannot be read. */
 let kernelBytes: { cmdline: Buffer; environ: Buffer } | null | undefined;

@@ -50,7 +50,8 @@ const GROUP_CHECK_MS = 20;
 /** SIGKILL is not instant (a process in the middle of I/O dies when it returns): how long to let the group die. */
 const KILL_SETTLE_MS = 2000;
 
-export function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+export const startCommand = (function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
   const child = spawnProcess(program, args, options.stdio ?? "inherit");
   trackChild(child);
@@ -110,7 +111,7 @@ export function startCommand(argv: readonly string[], options: RunOptions = {}):
       killTimer = after(graceMs, killGroup);
     },
   };
-}
+});
 
 /** Sends `signal` to a whole process group; a group that is already gone is not an error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | number): void {

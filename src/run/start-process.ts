@@ -23,7 +23,8 @@ export interface SpawnedProcess {
   once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
 }
 
-export function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit"): SpawnedProcess {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+export const spawnProcess = (function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit"): SpawnedProcess {
   const inherited = stdio === "inherit" || (Array.isArray(stdio) && stdio.every((s) => s === "inherit"));
   // Bytes that are not UTF-8 in baton's argv or environment: only the addon can pass them on (exact-bytes.ts).
   const exact = exactBytes([program, ...args]);
@@ -39,33 +40,36 @@ export function spawnProcess(program: string, args: readonly string[], stdio: St
     if (typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
     return new FailedProcess(error as NodeJS.ErrnoException);
   }
-}
+});
 
 /** The addon, or undefined when it cannot load (a bundle copied without baton-reaper.node: child_process does it). */
-function addonOrUndefined(warning?: string): NativeAddon | undefined {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const addonOrUndefined = (function addonOrUndefined(warning?: string): NativeAddon | undefined {
   try {
     return loadNativeAddon();
   } catch (error) {
     if (warning) warn(warning.replace("%s", error instanceof Error ? error.message : String(error)));
     return undefined;
   }
-}
+});
 
 /** The command and baton's environment as UTF-8 bytes, as child_process would pass them. */
-function textLaunch(program: string, args: readonly string[]): ExactLaunch {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const textLaunch = (function textLaunch(program: string, args: readonly string[]): ExactLaunch {
   const env: Buffer[] = [];
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env.push(Buffer.from(`${key}=${value}`));
   return { argv: [program, ...args].map((word) => Buffer.from(word)), env };
-}
+});
 
-function startWithAddon(addon: NativeAddon, launch: ExactLaunch): SpawnedProcess {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const startWithAddon = (function startWithAddon(addon: NativeAddon, launch: ExactLaunch): SpawnedProcess {
   // A NUL byte cannot reach exec(2) (a substituted result can hold one): the error child_process gives for it.
   if ([...launch.argv, ...launch.env].some((bytes) => bytes.includes(0))) {
     const error: NodeJS.ErrnoException = Object.assign(new TypeError(`spawn ${launch.argv[0]}: an argument or environment variable holds a NUL byte`), { code: "ERR_INVALID_ARG_VALUE" });
     return new FailedProcess(error);
   }
   return new AddonProcess(addon, launch);
-}
+});
 
 /**
  * A command started by the addon (posix_spawnp, setsid, stdio inherited). Its exit status is not libuv's to collect:

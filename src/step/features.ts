@@ -42,10 +42,11 @@ export function preloadFeatures(options: StepOptions): void {
  * Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. Rejects
  * with `signal.reason` when `signal` aborts while a `when` is evaluated.
  */
-export async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+export const decideCommand = (async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
   if (!usesStepFeatures(options)) return { run: options.command };
   return (await loadTektonChunk()).decideTektonCommand(options, signal);
-}
+});
 
 /** A `when`, or a $(steps...) reference in the environment, the command or a Tekton script. */
 function usesStepFeatures(options: StepOptions): boolean {

@@ -30,7 +30,8 @@ export function reserveDescriptor(folder: string): void {
   }
 }
 
-function releaseDescriptor(): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const releaseDescriptor = (function releaseDescriptor(): void {
   if (spare === undefined) return;
   try {
     closeSync(spare);
@@ -38,7 +39,7 @@ function releaseDescriptor(): void {
     // already closed
   }
   spare = undefined;
-}
+});
 
 export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "terminationPath" | "results" | "resultsDir"> &
   Partial<Pick<StepOptions, "stepResults" | "tektonRoot" | "resultFrom" | "compressTerminationMessage">>;
@@ -47,7 +48,8 @@ export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "
  * Writes what `outcome` says and returns baton's exit code. `atBreakpoint`: a failed step stopped at Tekton's
  * onFailure breakpoint writes neither DIR/exitCode nor a post file (the user's debug script writes the post file).
  */
-export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const handOn = (function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
   releaseDescriptor();
   let final = outcome;
   if ((final.ranCommand || final.recordsExitCode) && options.stepMetadataDir !== undefined && !atBreakpoint) {
@@ -92,4 +94,4 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
   }
   emit("done", { exitCode });
   return exitCode;
-}
+});

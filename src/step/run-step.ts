@@ -199,7 +199,8 @@ function ended(wait: WaitEnded, io: StepIO): Happened {
  * 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. Until it starts,
  * `notStarted` aborts on what ends a wait (a signal, --timeout, --cancel-file): the command then never starts.
  */
-async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, notStarted: AbortSignal, io: StepIO): Promise<Happened> {
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const runCommand = (async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, notStarted: AbortSignal, io: StepIO): Promise<Happened> {
   stopping.waitOver();
   // Tekton's runtime $(steps...) substitution and `when`, once the previous steps are done.
   let decision;
@@ -243,7 +244,7 @@ async function runCommand(options: StepOptions, step: StepState, stopping: StopC
     return { kind: "spawn-failed", exitCode: result.exitCode };
   }
   return { kind: "ran", exitCode: result.exitCode, ...(stopping.reason ? { stopped: stopping.reason } : {}) };
-}
+});
 
 /** Anything that threw: one line, and a failed step (POST.err) instead of a hang. */
 async function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Promise<Happened> {
