@@ -1,0 +1,69 @@
+// The functions that src/ tags `// Eager:` are compiled with the bundle, at start-up, never at their first call on the
+// wake-up or hand-on path (docs/design.md#eager-functions). V8's own log of a step's compiles (--log-function-events)
+// says which functions it compiled lazily: each lazy compile is a `parse-function` at the function's offset in the
+// bundle, which the bundle's source map turns into a line of src/.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { relative, resolve } from "node:path";
+import { BATON, cleanEnv, eventSeen, join, startBaton, tempDir } from "./helpers.js";
+
+const SRC = resolve(import.meta.dirname, "../../src");
+
+/** "step/run-step.ts:203" for each declaration under a `// Eager:` line in src/. */
+function taggedDeclarations(): Set<string> {
+  const tagged = new Set<string>();
+  for (const file of readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))) {
+    const lines = readFileSync(join(SRC, file), "utf8").split("\n");
+    lines.forEach((line, i) => {
+      if (line.trim().startsWith("// Eager:")) tagged.add(`${file}:${i + 2}`);
+    });
+  }
+  return tagged;
+}
+
+/** V8's function events on the bundle's script, each with the line of src/ it maps to. */
+function bundleFunctionEvents(log: string): { event: string; at: string }[] {
+  const text = readFileSync(BATON, "latin1");
+  const map = new SourceMap(JSON.parse(readFileSync(`${BATON}.map`, "utf8")));
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
+  const lines = log.split("\n").map((line) => line.split(","));
+  const script = lines.find((f) => f[0] === "script-details" && f[2] === BATON)?.[1];
+  assert.ok(script, `V8's log names no script ${BATON}`);
+  const events: { event: string; at: string }[] = [];
+  for (const [kind, event, id, start] of lines) {
+    if (kind !== "function" || id !== script) continue;
+    const offset = Number(start);
+    let line = 0;
+    while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= offset) line++;
+    const entry = map.findEntry(line, offset - lineStarts[line]!) as { originalSource?: string; originalLine?: number };
+    if (!entry.originalSource) continue;
+    events.push({ event: event!, at: `${relative(SRC, resolve(resolve(BATON, ".."), entry.originalSource))}:${entry.originalLine! + 1}` });
+  }
+  return events;
+}
+
+test("the functions tagged Eager in src/ are compiled with the bundle, not at their first call", async () => {
+  const dir = tempDir();
+  const log = join(dir, "v8.log");
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
+    baton: [process.execPath, "--log-function-events", `--logfile=${log}`, "--no-logfile-per-isolate", BATON],
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  await eventSeen(events, "waiting");
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+
+  const tagged = taggedDeclarations();
+  const seen = bundleFunctionEvents(readFileSync(log, "utf8"));
+  // Each tagged function's bytecode is in the log (an `interpreter` event at its line): the log and the map agree.
+  const compiled = new Set(seen.filter((e) => e.event === "interpreter" && tagged.has(e.at)).map((e) => e.at));
+  const missing = [...tagged].filter((at) => !compiled.has(at));
+  assert.deepEqual(missing, [], `tagged Eager, but no compile of them in V8's log: ${missing.join(", ")}`);
+  const lazy = [...new Set(seen.filter((e) => e.event === "parse-function" && tagged.has(e.at)).map((e) => e.at))];
+  assert.deepEqual(lazy, [], `compiled at their first call, though tagged Eager: ${lazy.join(", ")}`);
+});
