@@ -25,6 +25,27 @@
 #include <unistd.h>
 #include <uv.h>
 
+// The arguments (fd, callback) of waitUnlocked and pollReadable: 0, or -1 with a TypeError thrown (usage names the call).
+static int fd_and_callback(napi_env env, napi_callback_info info, const char *usage, int32_t *fd, napi_value *callback) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, argv[0], fd) != napi_ok ||
+      *fd < 0) {
+    napi_throw_type_error(env, NULL, usage);
+    return -1;
+  }
+  *callback = argv[1];
+  return 0;
+}
+
+// Keeps a wait's JavaScript callback alive, with the async context (named for async_hooks) it is called back in.
+static void hold_callback(napi_env env, napi_value callback, const char *name, napi_ref *ref, napi_async_context *context) {
+  napi_value resource_name;
+  napi_create_reference(env, callback, 1, ref);
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name);
+  napi_async_init(env, NULL, resource_name, context);
+}
+
 // ---- waitUnlocked -----------------------------------------------------------------------------------------------
 
 // The thread wakes the event loop with uv_async_send: no allocation in the thread (a threadsafe function's queue
@@ -79,14 +100,9 @@ static void *unlock_thread(void *arg) {
 // waitUnlocked(fd, callback): takes fd (it is closed by the thread) and returns a handle for forgetWait, or a negative
 // errno when no thread can be started (a PID limit): the caller then keeps looking by other means.
 static napi_value wait_unlocked(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2], name, result;
+  napi_value callback, result;
   int32_t fd = -1;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
-      fd < 0) {
-    napi_throw_type_error(env, NULL, "waitUnlocked(fd, callback)");
-    return NULL;
-  }
+  if (fd_and_callback(env, info, "waitUnlocked(fd, callback)", &fd, &callback) != 0) return NULL;
   uv_loop_t *loop;
   unlock_wait *wait = calloc(1, sizeof *wait);
   if (wait == NULL || napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok || uv_async_init(loop, &wait->async, on_unlocked) != 0) {
@@ -97,9 +113,7 @@ static napi_value wait_unlocked(napi_env env, napi_callback_info info) {
   wait->fd = fd;
   wait->env = env;
   wait->async.data = wait;
-  napi_create_reference(env, argv[1], 1, &wait->callback);
-  napi_create_string_utf8(env, "baton:waitUnlocked", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &wait->context);
+  hold_callback(env, callback, "baton:waitUnlocked", &wait->callback, &wait->context);
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
@@ -195,15 +209,10 @@ static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
 // pollReadable(fd, callback): takes fd (closed with the poll) and returns a handle for pollClose, or a negative errno
 // (fd is then still the caller's). The poll does not keep the event loop alive: the wait it speeds up does.
 static napi_value poll_readable(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2], name, result;
+  napi_value callback, result;
   int32_t fd = -1;
   uv_loop_t *loop;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
-      fd < 0) {
-    napi_throw_type_error(env, NULL, "pollReadable(fd, callback)");
-    return NULL;
-  }
+  if (fd_and_callback(env, info, "pollReadable(fd, callback)", &fd, &callback) != 0) return NULL;
   polled_fd *wait = calloc(1, sizeof *wait);
   if (wait == NULL || napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok || uv_poll_init(loop, &wait->poll, fd) != 0) {
     free(wait);
@@ -213,9 +222,7 @@ static napi_value poll_readable(napi_env env, napi_callback_info info) {
   wait->fd = fd;
   wait->env = env;
   wait->poll.data = wait;
-  napi_create_reference(env, argv[1], 1, &wait->callback);
-  napi_create_string_utf8(env, "baton:pollReadable", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &wait->context);
+  hold_callback(env, callback, "baton:pollReadable", &wait->callback, &wait->context);
   uv_unref((uv_handle_t *)&wait->poll);
   uv_poll_start(&wait->poll, UV_READABLE, on_fd_readable);
   napi_create_external(env, wait, NULL, NULL, &result);
@@ -273,7 +280,7 @@ static void on_readable(uv_poll_t *poll, int status, int flags) {
 // inotifyOpen(callback): a handle, or a negative errno (EMFILE: the user's inotify instances are all taken).
 static napi_value inotify_open(napi_env env, napi_callback_info info) {
   size_t argc = 1;
-  napi_value argv[1], result, name;
+  napi_value argv[1], result;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
     napi_throw_type_error(env, NULL, "inotifyOpen(callback)");
     return NULL;
@@ -298,9 +305,7 @@ static napi_value inotify_open(napi_env env, napi_callback_info info) {
   events->fd = fd;
   events->env = env;
   events->poll.data = events;
-  napi_create_reference(env, argv[0], 1, &events->callback);
-  napi_create_string_utf8(env, "baton:inotify", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &events->context);
+  hold_callback(env, argv[0], "baton:inotify", &events->callback, &events->context);
   uv_poll_start(&events->poll, UV_READABLE, on_readable);
   napi_create_external(env, events, NULL, NULL, &result);
   return result;

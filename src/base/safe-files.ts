@@ -59,24 +59,7 @@ export interface ReadOptions {
  * a regular file. ENOENT and other errors from open(2) are thrown as they are (ELOOP becomes a clear refusal).
  */
 export function openRegularFile(path: string, options: ReadOptions = {}): { fd: number; stats: Stats } {
-  let fd: number;
-  try {
-    fd = openSync(path, options.followSymlink ? READ_FLAGS & ~O_NOFOLLOW : READ_FLAGS);
-  } catch (error) {
-    throw refusalOf(error);
-  }
-  let stats: Stats;
-  try {
-    stats = fstatSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    throw error;
-  }
-  if (!stats.isFile()) {
-    closeSync(fd);
-    throw new UnsafeFileError(`${typeName(stats)}, not a regular file`, stats.isDirectory() ? "EISDIR" : "EINVAL");
-  }
-  return { fd, stats };
+  return openOfType(path, options.followSymlink ? READ_FLAGS & ~O_NOFOLLOW : READ_FLAGS, (stats) => stats.isFile(), "a regular file");
 }
 
 /**
@@ -85,9 +68,14 @@ export function openRegularFile(path: string, options: ReadOptions = {}): { fd: 
  * is closed again and refused (UnsafeFileError). A wake FIFO is never read: there is no bound to keep.
  */
 export function openFifo(path: string, access: number): number {
+  return openOfType(path, access | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, (stats) => stats.isFIFO(), "a FIFO").fd;
+}
+
+/** open(2) with `flags`, then fstat: what is there must be `wanted` (else closed again, UnsafeFileError "..., not WHAT"). */
+function openOfType(path: string, flags: number, wanted: (stats: Stats) => boolean, what: string): { fd: number; stats: Stats } {
   let fd: number;
   try {
-    fd = openSync(path, access | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    fd = openSync(path, flags);
   } catch (error) {
     throw refusalOf(error);
   }
@@ -98,11 +86,11 @@ export function openFifo(path: string, access: number): number {
     closeSync(fd);
     throw error;
   }
-  if (!stats.isFIFO()) {
+  if (!wanted(stats)) {
     closeSync(fd);
-    throw new UnsafeFileError(`${typeName(stats)}, not a FIFO`, stats.isDirectory() ? "EISDIR" : "EINVAL");
+    throw new UnsafeFileError(`${typeName(stats)}, not ${what}`, stats.isDirectory() ? "EISDIR" : "EINVAL");
   }
-  return fd;
+  return { fd, stats };
 }
 
 /**

@@ -171,8 +171,9 @@ export interface WriterWait {
 /**
  * Waits, in a thread of the addon, for the baton that writes `file` to let go of its lock (it handed on, or died):
  * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. `onWake()`, at most once and usually just
- * before: the writer's wake FIFO says it is handing on (the caller looks; a wake with nothing to see is left alone). undefined when there is nothing to wait
- * on: no liveness file of baton's, the one numbered `notIno` (a writer already seen gone), or no addon or thread.
+ * before: the writer's wake FIFO says it is handing on (the caller looks; a wake with nothing to see is left alone).
+ * undefined when there is nothing to wait on: no liveness file of baton's, the one numbered `notIno` (a writer already
+ * seen gone), or no addon or thread.
  * `ok` false: flock failed (a file system without locks), so nothing can be told from it.
  * With no thread (a full PID limit), each call looks at the lock once without blocking instead, and a free lock is
  * told to `onGone` all the same: the caller keeps its folder watch and safety poll, and calls again at each look.
