@@ -51,6 +51,8 @@ export function describeEvent(e: BatonEvent, c: Palette): string {
       return c.dim("baton started");
     case "waiting":
       return `${c.yellow("waiting")} for ${file}`;
+    case "trimmed":
+      return c.dim("still waiting: gave its start-up's freed memory back to the kernel");
     case "ready":
       return `${c.cyan("ready")}: ${file}`;
     case "skipped":

@@ -136,7 +136,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       preloadFeatures(options);
     });
   }
-  const trimming = options.waitFiles.length > 0 ? trimWhileWaiting() : undefined;
+  const trimming = options.waitFiles.length > 0 ? trimWhileWaiting((released) => emit("trimmed", { released })) : undefined;
   const timer =
     options.waitTimeoutMs > 0
       ? after(options.waitTimeoutMs, () => {

@@ -9,21 +9,25 @@ afterEach(() => mock.timers.reset());
 test("a wait that lasts trims once, TRIM_AFTER_MS in", () => {
   mock.timers.enable({ apis: ["setTimeout"] });
   let trims = 0;
-  trimWhileWaiting(TRIM_AFTER_MS, () => trims++);
+  const heard: boolean[] = [];
+  trimWhileWaiting((released) => heard.push(released), TRIM_AFTER_MS, () => ++trims === 1);
   mock.timers.tick(TRIM_AFTER_MS - 1);
   assert.equal(trims, 0);
   mock.timers.tick(1);
   assert.equal(trims, 1);
   mock.timers.tick(10 * TRIM_AFTER_MS);
   assert.equal(trims, 1);
+  assert.deepEqual(heard, [true], "told once, with what the trim returned");
 });
 
 test("a wait that ends first never trims", () => {
   mock.timers.enable({ apis: ["setTimeout"] });
   let trims = 0;
-  const trimming = trimWhileWaiting(TRIM_AFTER_MS, () => trims++);
+  const heard: boolean[] = [];
+  const trimming = trimWhileWaiting((released) => heard.push(released), TRIM_AFTER_MS, () => trims++ > 0);
   mock.timers.tick(TRIM_AFTER_MS - 1);
   trimming.clear();
   mock.timers.tick(10 * TRIM_AFTER_MS);
   assert.equal(trims, 0);
+  assert.deepEqual(heard, []);
 });
