@@ -14,6 +14,9 @@ import { standaloneLauncher, standaloneRoot } from "../process/standalone.js";
 // what an init container does to put baton into a shared volume (/tekton/bin) before the steps start.
 // Loaded only in these modes, from the init chunk (src/init/load.ts).
 
+/** The bundle's source maps and its chunks' (dist/baton.cjs.map, dist/baton-tekton.cjs.map, ...). */
+const SOURCE_MAP = /^baton(?:-[a-z]+)?\.cjs\.map$/;
+
 /** The file that is running now: the bundle (dist/baton.cjs), wherever it was copied to. */
 function runningBundle(): string {
   return realpathSync(process.argv[1]!);
@@ -27,10 +30,13 @@ export function installBaton(dest: string): void {
   const root = standaloneRoot();
   if (root === undefined) {
     // The bundle carries its chunks inside (src/process/chunks.ts); the optional reaper addon goes beside the copy, where
-    // src/addon/load-addon.ts looks for it (the bundle's own folder).
-    const addon = join(dirname(runningBundle()), ADDON_FILE);
+    // src/addon/load-addon.ts looks for it (the bundle's own folder), and so do the source maps, where BATON_DEBUG's
+    // stacks look for them (src/process/source-stack.ts): a stack from a pod's copy names its lines in src/.
+    const folder = dirname(runningBundle());
+    const addon = join(folder, ADDON_FILE);
     if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
-    return copyExecutable(runningBundle(), dest);
+    for (const name of readdirSync(folder).filter((file) => SOURCE_MAP.test(file))) copyFile(join(folder, name), join(dirname(dest), name), 0o644);
+    return copyExecutable(runningBundle(), dest); // last: a step that finds DEST finds the rest
   }
   const launcher = standaloneLauncher(root);
   if (realpathSync(root) !== realpathOrSelf(dirname(dest))) copyLibFolder(join(root, "lib"), join(dirname(dest), "lib"));
@@ -114,12 +120,17 @@ function realpathOrSelf(path: string): string {
  * node must read, and the standalone folder holds libraries the loader must read.
  */
 export function copyExecutable(src: string, dest: string): void {
+  copyFile(src, dest, 0o755);
+}
+
+/** Copies SRC to DEST with `mode`, through a temporary file and rename: nobody ever reads a half copy. */
+function copyFile(src: string, dest: string, mode: number): void {
   let temporary: string | undefined;
   try {
     makeFolders(dirname(dest));
-    const created = createTemporaryBeside(dest, 0o755);
+    const created = createTemporaryBeside(dest, mode);
     temporary = created.temporary;
-    copyContent(src, created.fd, 0o755);
+    copyContent(src, created.fd, mode);
     renameSync(temporary, dest);
   } catch (error) {
     if (temporary !== undefined) removeQuietly(temporary);

@@ -50,6 +50,19 @@ test("an internal error is one line; with BATON_DEBUG=1 its stack follows, frame
   assert.equal(readJson(`${debug.post}.err`).exitCode, 1, "the step still hands on");
 });
 
+test("BATON_DEBUG=1 in a copy made by baton init (an init container's /tekton/bin): its frames are named in src/ too", async () => {
+  const dir = tempDir();
+  const copy = join(dir, "tekton/bin/baton");
+  const init = await runBaton(["init", copy]);
+  assert.equal(init.code, 0, init.stderr);
+  const { env } = faultyStep({ BATON_DEBUG: "1" });
+  const exit = await runBaton(["--post-file", join(dir, "out"), "--", "true"], { baton: [process.execPath, copy], env });
+  assert.equal(exit.code, 1, exit.stderr);
+  assert.match(exit.stderr, /^ {4}at .* \(src\/tekton\/step-features\.ts:\d+:\d+\)$/m, exit.stderr);
+  assert.match(exit.stderr, /^ {4}at .* \(src\/step\/run-step\.ts:\d+:\d+\)$/m, exit.stderr);
+  assert.doesNotMatch(exit.stderr, /tekton\/bin\/baton/, "every frame of baton's is mapped");
+});
+
 test("BATON_DEBUG=1 without the maps beside the bundle: the stack as it is, still no crash", async () => {
   const dir = tempDir();
   const copy = join(dir, "baton.cjs");

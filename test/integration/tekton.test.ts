@@ -8,15 +8,21 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync
 import { dirname } from "node:path";
 import { BATON, cleanEnv, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
-test("init DEST copies the running baton and its reaper addon (nothing else), mode 0755, and the copy runs a step", async () => {
+test("init DEST copies the running baton, its reaper addon and its source maps (nothing else), mode 0755, and the copy runs a step", async () => {
   const dir = tempDir();
   const dest = join(dir, "tekton/bin/baton");
   const exit = await runBaton(["init", dest]);
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(statSync(dest).mode & 0o777, 0o755);
   assert.deepEqual(readFileSync(dest), readFileSync(BATON));
-  assert.deepEqual(readdirSync(join(dir, "tekton/bin")).sort(), ["baton", "baton-reaper.node"]);
+  const maps = readdirSync(dirname(BATON)).filter((name) => name.endsWith(".cjs.map"));
+  assert.ok(maps.includes("baton.cjs.map") && maps.includes("baton-tekton.cjs.map"), maps.join(" "));
+  assert.deepEqual(readdirSync(join(dir, "tekton/bin")).sort(), ["baton", "baton-reaper.node", ...maps].sort());
   assert.deepEqual(readFileSync(join(dir, "tekton/bin/baton-reaper.node")), readFileSync(join(dirname(BATON), "baton-reaper.node")));
+  for (const map of maps) {
+    assert.deepEqual(readFileSync(join(dir, "tekton/bin", map)), readFileSync(join(dirname(BATON), map)), map);
+    assert.equal(statSync(join(dir, "tekton/bin", map)).mode & 0o777, 0o644, map);
+  }
   const out = execFileSync(dest, ["--post-file", join(dir, "post"), "--", "echo", "from-the-copy"], { env: cleanEnv() });
   assert.equal(out.toString(), "from-the-copy\n");
   // The copy carries its chunks inside: a CEL `when` loads the Tekton chunk and the CEL evaluator from it.
