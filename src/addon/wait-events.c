@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -117,7 +118,11 @@ static napi_value wait_unlocked(napi_env env, napi_callback_info info) {
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attributes, 64 * 1024);  // it only ever sits in flock()
+  // 64 KiB: it only ever sits in flock(). Not below the C library's least (128 KiB on arm64, for 64 KiB pages), which
+  // pthread_attr_setstacksize would refuse, leaving the 8 MiB default.
+  size_t stack = 64 * 1024;
+  if (stack < (size_t)PTHREAD_STACK_MIN) stack = PTHREAD_STACK_MIN;
+  pthread_attr_setstacksize(&attributes, stack);
   pthread_t thread;
   int failed = pthread_create(&thread, &attributes, unlock_thread, wait);
   pthread_attr_destroy(&attributes);
