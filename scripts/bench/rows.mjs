@@ -358,12 +358,12 @@ export async function memory(ctx, rt) {
     pass: stats.median <= 48,
     references: [
       ...ref("RssAnon (private) while the command runs", series.anon),
-      ...ref("waiting: VmHWM", series.waitHwm),
-      ...ref("waiting: RssAnon", series.waitAnon),
+      ...ref("waiting, 50 ms in: VmHWM", series.waitHwm),
+      ...ref("waiting, 50 ms in: RssAnon", series.waitAnon),
       ...ref("tini VmHWM", series.tini),
       ...ref("node -e '' maxrss", series.node),
     ],
-    note: "VmHWM/RssAnon from /proc/PID/status: read by the command while it runs, by the bench while baton waits; node -e '' is wait4's ru_maxrss",
+    note: "VmHWM/RssAnon from /proc/PID/status: read by the command while it runs, by the bench 50 ms into baton's wait (before the trim of a longer wait: row 8); node -e '' is wait4's ru_maxrss",
   };
 }
 
