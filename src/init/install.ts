@@ -5,6 +5,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { tektonRoot } from "../cli/step-options.js";
 import { BatonError, describeSystemError, usageError } from "../base/errors.js";
+import { warn } from "../base/warn.js";
 import { ADDON_FILE } from "../addon/load-addon.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { createTemporaryBeside, makeFolders, openRegularFile, READ_LIMIT, readOpened, removeQuietly, temporaryName, writeAll } from "../base/safe-files.js";
@@ -35,7 +36,7 @@ export function installBaton(dest: string): void {
     const folder = dirname(runningBundle());
     const addon = join(folder, ADDON_FILE);
     if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
-    for (const name of readdirSync(folder).filter((file) => SOURCE_MAP.test(file))) copyFile(join(folder, name), join(dirname(dest), name), 0o644);
+    for (const name of readdirSync(folder).filter((file) => SOURCE_MAP.test(file))) copySourceMap(join(folder, name), join(dirname(dest), name));
     return copyExecutable(runningBundle(), dest); // last: a step that finds DEST finds the rest
   }
   const launcher = standaloneLauncher(root);
@@ -121,6 +122,15 @@ function realpathOrSelf(path: string): string {
  */
 export function copyExecutable(src: string, dest: string): void {
   copyFile(src, dest, 0o755);
+}
+
+/** A map only names a stack's frames: one that cannot be copied (a folder in its place) is said, and init goes on. */
+function copySourceMap(src: string, dest: string): void {
+  try {
+    copyFile(src, dest, 0o644);
+  } catch (error) {
+    warn(`${error instanceof BatonError ? error.message : describeSystemError(error)} (BATON_DEBUG's stacks from this copy will not name src/)`);
+  }
 }
 
 /** Copies SRC to DEST with `mode`, through a temporary file and rename: nobody ever reads a half copy. */
