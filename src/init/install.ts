@@ -36,7 +36,7 @@ export function installBaton(dest: string): void {
     const folder = dirname(runningBundle());
     const addon = join(folder, ADDON_FILE);
     if (existsSync(addon)) copyExecutable(addon, join(dirname(dest), ADDON_FILE));
-    for (const name of readdirSync(folder).filter((file) => SOURCE_MAP.test(file))) copySourceMap(join(folder, name), join(dirname(dest), name));
+    copySourceMaps(folder, dirname(dest));
     return copyExecutable(runningBundle(), dest); // last: a step that finds DEST finds the rest
   }
   const launcher = standaloneLauncher(root);
@@ -124,10 +124,13 @@ export function copyExecutable(src: string, dest: string): void {
   copyFile(src, dest, 0o755);
 }
 
-/** A map only names a stack's frames: one that cannot be copied (a folder in its place) is said, and init goes on. */
-function copySourceMap(src: string, dest: string): void {
+/**
+ * A map only names a stack's frames: the first that cannot be copied (a folder in its place, a full disk) is said in
+ * one line, the rest are not tried, and init goes on.
+ */
+function copySourceMaps(from: string, to: string): void {
   try {
-    copyFile(src, dest, 0o644);
+    for (const name of readdirSync(from).filter((file) => SOURCE_MAP.test(file))) copyFile(join(from, name), join(to, name), 0o644);
   } catch (error) {
     warn(`${error instanceof BatonError ? error.message : describeSystemError(error)} (BATON_DEBUG's stacks from this copy will not name src/)`);
   }

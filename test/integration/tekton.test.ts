@@ -32,7 +32,7 @@ test("init DEST copies the running baton, its reaper addon and its source maps (
   assert.equal(existsSync(join(dir, "post")), true);
 });
 
-test("init DEST with a folder where a source map goes: one line says so, and the rest is copied (exit 0)", async () => {
+test("init DEST with a folder where a source map goes: one line says so, and baton is copied (exit 0)", async () => {
   const dir = tempDir();
   mkdirSync(join(dir, "baton.cjs.map"));
   writeFileSync(join(dir, "baton.cjs.map", "kept"), "");
@@ -41,7 +41,6 @@ test("init DEST with a folder where a source map goes: one line says so, and the
   assert.match(exit.stderr, /^baton: cannot copy .*\/baton\.cjs\.map to .*\/baton\.cjs\.map: .*\(BATON_DEBUG's stacks from this copy will not name src\/\)\n$/);
   assert.deepEqual(readdirSync(join(dir, "baton.cjs.map")), ["kept"], "nothing written into the folder");
   assert.deepEqual(readFileSync(join(dir, "baton")), readFileSync(BATON));
-  assert.ok(existsSync(join(dir, "baton-tekton.cjs.map")), "the other maps are copied");
   assert.ok(!readdirSync(dir).some((name) => name.includes(".tmp")), `no temporary file left: ${readdirSync(dir).join(" ")}`);
 });
 
