@@ -86,7 +86,7 @@ setImmediate(closeInspectorOpenedAtStartup);
 setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
 main(process.argv.slice(2)).then(
-  (code) => exitBaton(code),
+  exitBaton,
   async (error: unknown) => {
     if (error instanceof BatonError) {
       warn(error.message);

@@ -33,32 +33,34 @@ export function waitForHandOff<T>(file: string, look: (writerGone: boolean) => T
   return new Promise((resolve, reject) => {
     let done = false;
     let watch: HandOffWatch | undefined;
-    const finish = (settle: () => void) => {
+    // Eager: on the wake-up path (docs/design.md#eager-functions).
+    const finish = (function finish<V>(settle: (outcome: V) => void, outcome: V) {
       if (done) return;
       done = true;
-      settle();
+      settle(outcome);
       // Tidy up once the caller has moved on: its command is already starting. This is ~1 ms of code run for the
       // first time, which would otherwise sit between the post file and the next command (make bench, row 1).
       setImmediate(() => {
         watch?.close();
         options.signal.removeEventListener("abort", onAbort);
       });
-    };
-    const onAbort = () => finish(() => reject(options.signal.reason));
+    });
+    const onAbort = () => finish(reject, options.signal.reason);
     options.signal.addEventListener("abort", onAbort);
     if (options.signal.aborted) return onAbort();
     watch = watchHandOff(
       file,
-      (writerGone) => {
+      // Eager: on the wake-up path (docs/design.md#eager-functions).
+      (function onLook(writerGone: boolean) {
         if (done) return;
         try {
           const value = look(writerGone);
-          if (value !== undefined) finish(() => resolve(value));
+          if (value !== undefined) finish(resolve, value);
         } catch (error) {
-          finish(() => reject(error));
+          finish(reject, error);
         }
-      },
-      { ...options, refused: (path, error) => finish(() => reject(options.refused(path, error))) },
+      }),
+      { ...options, refused: (path, error) => finish(reject, options.refused(path, error)) },
     );
   });
 }

@@ -24,6 +24,9 @@ export const exitBaton = (function exitBaton(code: number): never {
 // Eager: on the hand-on path (docs/design.md#eager-functions).
 export const profiled = (function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.NODE_V8_COVERAGE) return true;
-  const flags = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)];
-  return flags.some((flag) => /^--(?:cpu-prof|heap-prof|prof)(?:$|=)/.test(flag));
+  // A loop, not some(callback): a callback would be compiled at its first call, here on the hand-on path.
+  for (const flag of [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)]) if (PROFILER_FLAG.test(flag)) return true;
+  return false;
 });
+
+const PROFILER_FLAG = /^--(?:cpu-prof|heap-prof|prof)(?:$|=)/;

@@ -21,7 +21,10 @@ export interface Trimming {
 export function trimWhileWaiting(trimmed: (released: boolean) => void, delayMs = TRIM_AFTER_MS, trim: () => boolean = trimNow): Trimming {
   const timer = setTimeout(() => trimmed(trim()), delayMs);
   timer.unref();
-  return { clear: () => clearTimeout(timer) };
+  // Eager: on the wake-up path (docs/design.md#eager-functions).
+  return { clear: (function clear() {
+    clearTimeout(timer);
+  }) };
 }
 
 function trimNow(): boolean {

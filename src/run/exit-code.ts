@@ -10,10 +10,11 @@ export function signalNumber(signal: NodeJS.Signals): number {
   return constants.signals[signal];
 }
 
-export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const exitCodeOf = (function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (signal) return 128 + signalNumber(signal);
   return code ?? 1;
-}
+});
 
 /** The exit code for a command that could not be started, as a shell would give it. */
 export function spawnErrorExitCode(errno: string | undefined): number {

@@ -62,7 +62,8 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
 
   const killGroup = () => signalGroup(pid!, "SIGKILL");
 
-  const exited = new Promise<CommandResult>((resolve) => {
+  // Eager: on the wake-up path (docs/design.md#eager-functions).
+  const exited = new Promise<CommandResult>((function settleOnExit(resolve: (result: CommandResult) => void) {
     let settled = false;
     child.once("error", (error: NodeJS.ErrnoException) => {
       if (settled) return;
@@ -75,14 +76,16 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
       const why = exitCode === 127 ? "command not found" : error.code === "E2BIG" ? "the arguments and environment are too long for exec(2)" : "command cannot be executed";
       resolve({ exitCode, signal: null, spawnError: `${why}: ${program} (${error.code})` });
     });
-    child.once("exit", (code, signal) => {
+    // Eager: on the hand-on path (docs/design.md#eager-functions).
+    child.once("exit", (function onExit(code: number | null, signal: NodeJS.Signals | null) {
       if (settled) return;
       settled = true;
       resolve({ exitCode: exitCodeOf(code, signal), signal });
-    });
-  });
+    }));
+  }));
 
-  const done = exited.then(async (result) => {
+  // Eager: on the hand-on path (docs/design.md#eager-functions).
+  const done = exited.then((async function afterStop(result: CommandResult): Promise<CommandResult> {
     if (stoppedWith === undefined || pid === undefined) return result;
     // A stop is over when nothing of the group is left: grandchildren get the rest of the grace period, then SIGKILL.
     // The monotonic clock: a wall-clock step (NTP, a resumed VM) must not cut the grace period short.
@@ -93,7 +96,7 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
     const settleBy = monotonicMs() + KILL_SETTLE_MS;
     while (groupExists(pid) && monotonicMs() < settleBy) await sleep(GROUP_CHECK_MS);
     return { ...result, stoppedWith };
-  });
+  }));
 
   return {
     pid,

@@ -58,55 +58,58 @@ const addonOrUndefined = (function addonOrUndefined(warning?: string): NativeAdd
 const textLaunch = (function textLaunch(program: string, args: readonly string[]): ExactLaunch {
   const env: Buffer[] = [];
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env.push(Buffer.from(`${key}=${value}`));
-  return { argv: [program, ...args].map((word) => Buffer.from(word)), env };
+  const argv: Buffer[] = [];
+  for (const word of [program, ...args]) argv.push(Buffer.from(word)); // a loop: a callback would compile now
+  return { argv, env };
 });
 
 // Eager: on the wake-up path (docs/design.md#eager-functions).
 const startWithAddon = (function startWithAddon(addon: NativeAddon, launch: ExactLaunch): SpawnedProcess {
   // A NUL byte cannot reach exec(2) (a substituted result can hold one): the error child_process gives for it.
-  if ([...launch.argv, ...launch.env].some((bytes) => bytes.includes(0))) {
+  if (holdsNul(launch.argv) || holdsNul(launch.env)) {
     const error: NodeJS.ErrnoException = Object.assign(new TypeError(`spawn ${launch.argv[0]}: an argument or environment variable holds a NUL byte`), { code: "ERR_INVALID_ARG_VALUE" });
     return new FailedProcess(error);
   }
-  return new AddonProcess(addon, launch);
+  return startedByAddon(addon, launch);
+});
+
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const holdsNul = (function holdsNul(words: readonly Buffer[]): boolean {
+  for (const bytes of words) if (bytes.includes(0)) return true;
+  return false;
 });
 
 /**
  * A command started by the addon (posix_spawnp, setsid, stdio inherited). Its exit status is not libuv's to collect:
- * each SIGCHLD asks the addon for it (the reaper leaves a tracked pid alone, src/run/children.ts).
+ * each SIGCHLD asks the addon for it (the reaper leaves a tracked pid alone, src/run/children.ts). A function, not a
+ * class: a class's constructor cannot be compiled eagerly.
  */
-class AddonProcess extends EventEmitter implements SpawnedProcess {
-  readonly pid: number | undefined;
-  readonly stdout = null;
-  readonly stderr = null;
-
-  constructor(addon: NativeAddon, { argv, env }: ExactLaunch) {
-    super();
-    const pid = addon.spawnBytes(argv[0]!, argv, env);
-    if (pid < 0) {
-      const code = errnoName(pid);
-      const program = argv[0]!.toString();
-      const error: NodeJS.ErrnoException = Object.assign(new Error(`spawn ${program} ${code}`), { errno: pid, code, syscall: `spawn ${program}`, path: program });
-      process.nextTick(() => this.emit("error", error));
-      return;
-    }
-    this.pid = pid;
-    // A signal listener does not keep Node's event loop alive, and nothing else might while the command runs: without
-    // this handle baton would end at once with 0. A timer that never fires costs no wake-up.
-    const running = setInterval(() => {}, 2 ** 31 - 1);
-    const collect = () => {
-      const status = addon.waitStatus(pid);
-      if (status === -1) return;
-      process.removeListener("SIGCHLD", collect);
-      clearInterval(running);
-      const signal = status & 0x7f;
-      const name = signal === 0 ? null : (Object.keys(constants.signals).find((n) => constants.signals[n as NodeJS.Signals] === signal) as NodeJS.Signals);
-      this.emit("exit", signal === 0 ? (status >> 8) & 0xff : null, name ?? null);
-    };
-    process.on("SIGCHLD", collect);
-    setImmediate(collect); // in case it ended before the listener was there
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const startedByAddon = (function startedByAddon(addon: NativeAddon, { argv, env }: ExactLaunch): SpawnedProcess {
+  const pid = addon.spawnBytes(argv[0]!, argv, env);
+  if (pid < 0) {
+    const code = errnoName(pid);
+    const program = argv[0]!.toString();
+    return new FailedProcess(Object.assign(new Error(`spawn ${program} ${code}`), { errno: pid, code, syscall: `spawn ${program}`, path: program }));
   }
-}
+  const child: SpawnedProcess & EventEmitter = Object.assign(new EventEmitter(), { pid, stdout: null, stderr: null });
+  // A signal listener does not keep Node's event loop alive, and nothing else might while the command runs: without
+  // this handle baton would end at once with 0. A timer that never fires costs no wake-up.
+  const running = setInterval(() => {}, 2 ** 31 - 1);
+  // Eager: on the hand-on path (docs/design.md#eager-functions).
+  const collect = (function collect() {
+    const status = addon.waitStatus(pid);
+    if (status === -1) return;
+    process.removeListener("SIGCHLD", collect);
+    clearInterval(running);
+    const signal = status & 0x7f;
+    const name = signal === 0 ? null : (Object.keys(constants.signals).find((n) => constants.signals[n as NodeJS.Signals] === signal) as NodeJS.Signals);
+    child.emit("exit", signal === 0 ? (status >> 8) & 0xff : null, name ?? null);
+  });
+  process.on("SIGCHLD", collect);
+  setImmediate(collect); // in case it ended before the listener was there
+  return child;
+});
 
 /** A program that could not be started: 'error' on the next tick, as Node emits it. */
 class FailedProcess extends EventEmitter implements SpawnedProcess {

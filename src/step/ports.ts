@@ -53,7 +53,8 @@ export const STEP_WORLD: StepPorts = {
   waiter: { wait: waitForFile },
   runner: {
     openCapture: openCaptureFiles,
-    start(argv, options, files, warn) {
+    // Eager: on the wake-up path (docs/design.md#eager-functions).
+    start: (function start(argv: readonly string[], options: StepOptions, files: Map<string, WriteStream> | undefined, warn: (message: string) => void): StartedCommand {
       // As PID 1 (or a subreaper) baton also inherits every orphan the command leaves: reap them.
       startReaping({ isOurChild: isTrackedChild, warn, subreaper: shouldBecomeSubreaper() });
       const command = startCommand(
@@ -62,8 +63,11 @@ export const STEP_WORLD: StepPorts = {
         files ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
       );
       const tee = files ? teeOutput(command, options, files, warn) : undefined;
-      return { command, copied: () => tee?.finish() ?? Promise.resolve() };
-    },
+      // Eager: on the hand-on path (docs/design.md#eager-functions).
+      return { command, copied: (function copied() {
+        return tee?.finish() ?? Promise.resolve();
+      }) };
+    }),
   },
   writer: { reserveDescriptor, holdLock: holdLivenessLock, handOn },
   onSignal,

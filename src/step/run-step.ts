@@ -10,6 +10,7 @@ import type { RunningCommand } from "../run/run-command.js";
 import { prepareToSpawn } from "../run/start-process.js";
 import { describeInternalError } from "../process/internal-error.js";
 import { endsWait } from "../process/signals.js";
+import { prepareToStepAside } from "../process/step-aside.js";
 import { trimWhileWaiting } from "../process/trim-memory.js";
 import { loadTektonChunk } from "../tekton/load.js";
 import { decideCommand, preloadFeatures } from "./features.js";
@@ -134,6 +135,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
     setImmediate(() => {
       prepareToSpawn(options.stdoutPath !== undefined || options.stderrPath !== undefined);
       preloadFeatures(options);
+      prepareToStepAside();
     });
   }
   const trimming = options.waitFiles.length > 0 ? trimWhileWaiting((released) => emit("trimmed", { released })) : undefined;
@@ -243,7 +245,7 @@ const runCommand = (async function runCommand(options: StepOptions, step: StepSt
     if (result.batonFault) return { kind: "baton-failed", exitCode: EXIT_FAILURE, ranCommand: false };
     return { kind: "spawn-failed", exitCode: result.exitCode };
   }
-  return { kind: "ran", exitCode: result.exitCode, ...(stopping.reason ? { stopped: stopping.reason } : {}) };
+  return { kind: "ran", exitCode: result.exitCode, ...(stopping.reason() ? { stopped: stopping.reason() } : {}) };
 });
 
 /** Anything that threw: one line, and a failed step (POST.err) instead of a hang. */

@@ -15,7 +15,7 @@ export type StopReason = "TimeoutExceeded" | "Cancelled";
 
 export interface StopConditions {
   /** Why the step was stopped, once it was. */
-  readonly reason: StopReason | undefined;
+  reason(): StopReason | undefined;
   /** The wait is over: arm --timeout. */
   waitOver(): void;
   /** The command has started: stop it at once if the step was stopped in between. */
@@ -47,35 +47,41 @@ export function watchStopConditions(
     }
   };
 
-  const cancelWatch = new AbortController();
+  // Only with a cancel file: a first abort() compiles Node's AbortController and DOMException code (~0.5 ms), which
+  // would sit between the command's exit and the post file of every step that has none (docs/design.md#eager-functions).
   const cancelFile = options.cancelFile;
+  const cancelWatch = cancelFile !== undefined ? new AbortController() : undefined;
   if (cancelFile !== undefined) {
     // Not a post file: CANCEL.err means nothing for a cancel file, and must not end its watch.
-    waiter.wait(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
+    waiter.wait(cancelFile, { content: true, postFile: false, signal: cancelWatch!.signal, safetyPollMs: options.safetyPollMs, warn }).then(
       () => stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
       () => {}, // aborted by clear()
     );
   }
 
   return {
-    get reason() {
+    // Eager: on the hand-on path (docs/design.md#eager-functions).
+    reason: (function stoppedFor() {
       return reason;
-    },
-    waitOver() {
+    }),
+    // Eager: on the wake-up path (docs/design.md#eager-functions).
+    waitOver: (function waitOver() {
       if (options.timeoutMs > 0) {
         timer = after(options.timeoutMs, () => {
           const what = command ? "the command ran" : "the step took";
           stop("TimeoutExceeded", `${what} longer than ${options.timeoutMs} ms (--timeout)`);
         });
       }
-    },
-    started(running) {
+    }),
+    // Eager: on the wake-up path (docs/design.md#eager-functions).
+    started: (function started(running: RunningCommand) {
       command = running;
       if (reason) running.stop(STOP_SIGNAL, options.gracePeriodMs); // stopped as it started
-    },
-    clear() {
+    }),
+    // Eager: on the hand-on path (docs/design.md#eager-functions).
+    clear: (function clear() {
       timer?.clear();
-      cancelWatch.abort();
-    },
+      cancelWatch?.abort();
+    }),
   };
 }
