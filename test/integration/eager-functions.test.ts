@@ -66,4 +66,16 @@ test("the functions tagged Eager in src/ are compiled with the bundle, not at th
   assert.deepEqual(missing, [], `tagged Eager, but no compile of them in V8's log: ${missing.join(", ")}`);
   const lazy = [...new Set(seen.filter((e) => e.event === "parse-function" && tagged.has(e.at)).map((e) => e.at))];
   assert.deepEqual(lazy, [], `compiled at their first call, though tagged Eager: ${lazy.join(", ")}`);
+
+  // Node's own code too: a step without --cancel-file aborts no AbortController (the first abort() compiles Node's
+  // AbortController and DOMException code, ~0.5 ms, which sat between the command's exit and the post file).
+  const aborts = nodeFunctionEvents(readFileSync(log, "utf8"), "node:internal/abort_controller", "abort").filter((e) => e === "first-execution");
+  assert.deepEqual(aborts, [], "a step with no cancel file aborted an AbortController");
 });
+
+/** V8's function events (parse-function, first-execution, ...) for the functions named `name` of Node's `script`. */
+function nodeFunctionEvents(log: string, script: string, name: string): string[] {
+  const lines = log.split("\n").map((line) => line.split(","));
+  const ids = new Set(lines.filter((f) => f[0] === "script-details" && f[2] === script).map((f) => f[1]));
+  return lines.filter((f) => f[0] === "function" && ids.has(f[2]!) && f[7] === name).map((f) => f[1]!);
+}
