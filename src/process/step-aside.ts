@@ -10,11 +10,16 @@ import { lazyBuiltin } from "../base/builtin.js";
 
 const LOWEST = 19;
 
+let prepared = false;
+
 /**
- * For a step about to wait: has V8 compile node:os's setPriority now (~0.3 ms at its first call), not between the
- * command's exit and the post file. Setting the calling thread's niceness to what it is changes nothing.
+ * While the step has time (it waits, or its command runs): has V8 compile node:os's setPriority now (~0.3 ms at its
+ * first call), not between the command's exit and the post file. Setting the calling thread's niceness to what it is
+ * changes nothing. Once per process.
  */
 export function prepareToStepAside(): void {
+  if (prepared) return;
+  prepared = true;
   const { getPriority, setPriority } = lazyBuiltin<typeof import("node:os")>("node:os");
   try {
     setPriority(0, getPriority(0));

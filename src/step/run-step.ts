@@ -135,7 +135,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
     setImmediate(() => {
       prepareToSpawn(options.stdoutPath !== undefined || options.stderrPath !== undefined);
       preloadFeatures(options);
-      prepareToStepAside();
+      if (options.postFile !== undefined) prepareToStepAside();
     });
   }
   const trimming = options.waitFiles.length > 0 ? trimWhileWaiting((released) => emit("trimmed", { released })) : undefined;
@@ -234,6 +234,8 @@ const runCommand = (async function runCommand(options: StepOptions, step: StepSt
     emit("command", { argv, child: command.pid });
   }
   stopping.started(command);
+  // A step that did not wait (the first) has not yet readied stepAside: it does so while its command runs.
+  if (options.postFile !== undefined) setImmediate(prepareToStepAside);
   const result = await command.done;
   stopping.clear();
   emit("exited", { exitCode: result.exitCode, signal: result.signal });

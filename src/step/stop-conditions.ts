@@ -50,10 +50,11 @@ export function watchStopConditions(
   // Only with a cancel file: a first abort() compiles Node's AbortController and DOMException code (~0.5 ms), which
   // would sit between the command's exit and the post file of every step that has none (docs/design.md#eager-functions).
   const cancelFile = options.cancelFile;
-  const cancelWatch = cancelFile !== undefined ? new AbortController() : undefined;
+  let cancelWatch: AbortController | undefined;
   if (cancelFile !== undefined) {
+    cancelWatch = new AbortController();
     // Not a post file: CANCEL.err means nothing for a cancel file, and must not end its watch.
-    waiter.wait(cancelFile, { content: true, postFile: false, signal: cancelWatch!.signal, safetyPollMs: options.safetyPollMs, warn }).then(
+    waiter.wait(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
       () => stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
       () => {}, // aborted by clear()
     );
