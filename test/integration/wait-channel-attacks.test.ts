@@ -32,6 +32,11 @@ function holdsWakeFile(pid: number, post: string): boolean {
   return openFiles(pid).some((file) => file.startsWith(`${post}.baton-wake`));
 }
 
+/** Whether `pid`'s main thread sleeps in epoll_wait: its event loop is between turns. */
+function inEventLoopWait(pid: number): boolean {
+  return /epoll/.test(readFileSync(`/proc/${pid}/wchan`, "utf8"));
+}
+
 /** A FIFO at PATH with a byte in it, kept there by a descriptor of this process (closed after the test). */
 function fedFifo(path: string): number {
   execFileSync("mkfifo", [path]);
@@ -333,7 +338,9 @@ for (const { build, words } of BUILDS) {
         symlinkSync(join(dir, "elsewhere"), wake);
       }
       const { waiter, pid } = await waiting(dir, post, t);
-      await waitFor(() => (livenessFilesOpen(pid, post).length === 1 ? true : undefined), "the waiter's thread to hold the liveness file");
+      // The liveness file is opened in the same synchronous turn as the wake file is opened, checked and closed again:
+      // once the main thread is back in epoll_wait with the liveness file open, that turn is over.
+      await waitFor(() => (livenessFilesOpen(pid, post).length === 1 && inEventLoopWait(pid) ? true : undefined), "the waiter to be waiting, its liveness file held");
       assert.equal(holdsWakeFile(pid, post), false, `the waiter holds the ${planted}`);
       assert.equal(openFiles(pid).some((file) => file.endsWith("elsewhere")), false, "the symlink was followed");
       writeFileSync(join(dir, "go"), "");
