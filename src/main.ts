@@ -2,6 +2,7 @@
 import { endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
 import { checkPostFileNames } from "./handoff/post-file.js";
+import { letWaitersStart } from "./handoff/liveness-lock.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
@@ -85,15 +86,23 @@ function closeInspectorOpenedAtStartup(): void {
 setImmediate(closeInspectorOpenedAtStartup);
 setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const end = (function end(code: number): never {
+  // The next steps first: this process's unmapping waits until they have started their commands (at most
+  // WAITERS_START_MS: docs/design.md "Stepping aside").
+  letWaitersStart();
+  return exitBaton(code);
+});
+
 main(process.argv.slice(2)).then(
-  exitBaton,
+  end,
   async (error: unknown) => {
     if (error instanceof BatonError) {
       warn(error.message);
-      exitBaton(error.exitCode);
+      end(error.exitCode);
     }
     // A bug of ours: still one line (BATON_DEBUG=1: and its stack), and the step fails instead of hanging.
     warn(await describeInternalError(error));
-    exitBaton(EXIT_FAILURE);
+    end(EXIT_FAILURE);
   },
 );

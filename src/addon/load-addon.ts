@@ -32,12 +32,18 @@ export interface NativeAddon {
   /** mkfifo(path, 0600): 0, or the errno. */
   makeFifo(path: string): number;
   /**
-   * Polls fd (taken: closed with the poll) in the event loop, without reading, and calls back once when it is readable;
-   * the poll is closed by then. It does not keep the loop alive. A handle for pollClose, or a negative errno.
+   * Polls fd (taken) in the event loop, without reading, and calls back once when it is readable; the poll stops then,
+   * but fd stays open until pollClose. It does not keep the loop alive. A handle for pollClose, or a negative errno.
+   * (Older addons have pollReadable instead, which closed fd at the callback: not used.)
    */
-  pollReadable(fd: number, callback: () => void): ReadableHandle | number;
-  /** Closes a poll (and its fd) before its callback. */
+  pollWake?(fd: number, callback: () => void): ReadableHandle | number;
+  /** Closes a poll and its fd, before or after its callback; once. */
   pollClose(handle: ReadableHandle): void;
+  /**
+   * fd, a FIFO held read-write, reopened write-only (/proc/self/fd) and closed; then waits until the FIFO has no reader
+   * left, timeoutMs at most: 0, ETIMEDOUT (110) or the errno that kept it from waiting. Older addons lack it.
+   */
+  awaitNoReaders?(fd: number, timeoutMs: number): number;
   /** An inotify instance of one's own, read by the event loop: a handle, or a negative errno (EMFILE: none left). */
   inotifyOpen(callback: (endedWatches: number[]) => void): InotifyHandle | number;
   /** inotify_add_watch on a folder: the watch descriptor, or a negative errno. */

@@ -2,10 +2,12 @@
 // - waitUnlocked(fd, callback): a thread of its own blocks in flock(fd, LOCK_SH) on the writer's liveness file and
 //   calls back (on the main thread) once the writer lets go: it handed on, or it died. The kernel wakes the thread;
 //   nothing is looked at in between.
-// - makeFifo(path) and pollReadable(fd, callback) / pollClose(handle): the wake FIFO beside a liveness file. The
+// - makeFifo(path) and pollWake(fd, callback) / pollClose(handle): the wake FIFO beside a liveness file. The
 //   writer puts one byte in it as it hands on, a second before it lets go of its lock; a waiter's event loop polls it
 //   (no thread, no read: every waiter sees the byte), so the waiter is woken by the kernel directly rather than by
-//   its lock thread's wake-up of the loop.
+//   its lock thread's wake-up of the loop. The waiter keeps the FIFO open until its command has started, and the
+//   writer, before it exits, waits for its waiters to let go of it (awaitNoReaders): its exit's unmapping is then not
+//   on their way to their commands.
 // - inotifyOpen(callback) and its add/remove/close: an inotify instance of this wait's own, read by the event loop
 //   (uv_poll). Node's fs.watch shares one instance per event loop and never closes it, so a baton that watched once
 //   would hold one of the node's instances (a per-user budget, 128 by default) until it exits; this one is closed as
@@ -17,16 +19,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
-// The arguments (fd, callback) of waitUnlocked and pollReadable: 0, or -1 with a TypeError thrown (usage names the call).
+// The arguments (fd, callback) of waitUnlocked and pollWake: 0, or -1 with a TypeError thrown (usage names the call).
 static int fd_and_callback(napi_env env, napi_callback_info info, const char *usage, int32_t *fd, napi_value *callback) {
   size_t argc = 2;
   napi_value argv[2];
@@ -179,20 +184,22 @@ typedef struct {
 } polled_fd;
 
 static void on_polled_closed(uv_handle_t *handle) {
-  polled_fd *wait = handle->data;
-  close(wait->fd);
-  free(wait);
+  free(handle->data);
 }
 
+// The descriptor is closed at once, not in uv_close's callback: that runs at the loop's next turn, which a baton on
+// its way out never takes, and a wake FIFO kept open would keep its writer waiting (awaitNoReaders). uv_close has
+// already taken the descriptor out of the loop's epoll set.
 static void close_polled(polled_fd *wait) {
   uv_poll_stop(&wait->poll);
   napi_delete_reference(wait->env, wait->callback);
   if (wait->context != NULL) napi_async_destroy(wait->env, wait->context);
   uv_close((uv_handle_t *)&wait->poll, on_polled_closed);
+  close(wait->fd);
 }
 
-// One call, then the poll is closed (with its descriptor): the byte stays in the FIFO, so a level-triggered poll would
-// go on calling back.
+// One call, then the poll stops: the byte stays in the FIFO, so a level-triggered poll would go on calling back. The
+// handle and its descriptor stay until pollClose.
 static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
   (void)status;
   (void)flags;
@@ -205,19 +212,20 @@ static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
   napi_get_global(env, &global);
   napi_async_context context = wait->context;
   wait->context = NULL;
-  close_polled(wait);
+  uv_poll_stop(&wait->poll);
   napi_make_callback(env, context, global, callback, 0, NULL, NULL);
   napi_async_destroy(env, context);
   napi_close_handle_scope(env, scope);
 }
 
-// pollReadable(fd, callback): takes fd (closed with the poll) and returns a handle for pollClose, or a negative errno
-// (fd is then still the caller's). The poll does not keep the event loop alive: the wait it speeds up does.
-static napi_value poll_readable(napi_env env, napi_callback_info info) {
+// pollWake(fd, callback): takes fd and returns a handle for pollClose, or a negative errno (fd is then still the
+// caller's). Calls back once; the handle and fd stay until pollClose, which the caller calls once, before or after
+// the callback. The poll does not keep the event loop alive: the wait it speeds up does.
+static napi_value poll_wake(napi_env env, napi_callback_info info) {
   napi_value callback, result;
   int32_t fd = -1;
   uv_loop_t *loop;
-  if (fd_and_callback(env, info, "pollReadable(fd, callback)", &fd, &callback) != 0) return NULL;
+  if (fd_and_callback(env, info, "pollWake(fd, callback)", &fd, &callback) != 0) return NULL;
   polled_fd *wait = calloc(1, sizeof *wait);
   if (wait == NULL || napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop) != napi_ok || uv_poll_init(loop, &wait->poll, fd) != 0) {
     free(wait);
@@ -227,14 +235,64 @@ static napi_value poll_readable(napi_env env, napi_callback_info info) {
   wait->fd = fd;
   wait->env = env;
   wait->poll.data = wait;
-  hold_callback(env, callback, "baton:pollReadable", &wait->callback, &wait->context);
+  hold_callback(env, callback, "baton:pollWake", &wait->callback, &wait->context);
   uv_unref((uv_handle_t *)&wait->poll);
   uv_poll_start(&wait->poll, UV_READABLE, on_fd_readable);
   napi_create_external(env, wait, NULL, NULL, &result);
   return result;
 }
 
-// pollClose(handle): before its callback only (the handle is gone after).
+// awaitNoReaders(fd, timeoutMs): fd is a wake FIFO this process holds read-write (so it is one of its readers). Opens
+// it again write-only (through /proc/self/fd: never by its name in a shared folder), closes fd, and waits until no
+// reader is left: a FIFO's write end polls POLLERR then, and the kernel wakes it as the last reader closes. At most
+// timeoutMs: a reader that never lets go (a stopped waiter, a neighbour holding the FIFO) delays an exit, never stops
+// it. 0 when no reader is left, ETIMEDOUT, or the errno that kept it from waiting. fd is closed in every case.
+static napi_value await_no_readers(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], result;
+  int32_t fd = -1, timeout = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+      napi_get_value_int32(env, argv[1], &timeout) != napi_ok || fd < 0) {
+    napi_throw_type_error(env, NULL, "awaitNoReaders(fd, timeoutMs)");
+    return NULL;
+  }
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  int end = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  int failed = end == -1 ? errno : 0;
+  struct stat stats;
+  if (end != -1 && (fstat(end, &stats) == -1 || !S_ISFIFO(stats.st_mode))) failed = EINVAL;
+  close(fd);
+  if (failed == 0) {
+    struct timespec now, deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout / 1000;
+    deadline.tv_nsec += (long)(timeout % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) deadline.tv_sec++, deadline.tv_nsec -= 1000000000L;
+    failed = ETIMEDOUT;
+    for (;;) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      long left = (deadline.tv_sec - now.tv_sec) * 1000L + (deadline.tv_nsec - now.tv_nsec) / 1000000L;
+      if (left < 0) break;
+      struct pollfd end_poll = {.fd = end, .events = 0};
+      int ready = poll(&end_poll, 1, (int)left);
+      if (ready == -1 && errno != EINTR) {
+        failed = errno;
+        break;
+      }
+      if (ready == 1) {
+        failed = end_poll.revents & POLLERR ? 0 : EIO;
+        break;
+      }
+      if (ready == 0) break;
+    }
+  }
+  if (end != -1) close(end);
+  napi_create_int32(env, failed, &result);
+  return result;
+}
+
+// pollClose(handle): once, before or after the callback.
 static napi_value poll_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -367,7 +425,8 @@ void define_wait_functions(napi_env env, napi_value exports) {
       {"waitUnlocked", NULL, wait_unlocked, NULL, NULL, NULL, napi_enumerable, NULL},
       {"forgetWait", NULL, forget_wait, NULL, NULL, NULL, napi_enumerable, NULL},
       {"makeFifo", NULL, make_fifo, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"pollReadable", NULL, poll_readable, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pollWake", NULL, poll_wake, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"awaitNoReaders", NULL, await_no_readers, NULL, NULL, NULL, napi_enumerable, NULL},
       {"pollClose", NULL, poll_close, NULL, NULL, NULL, napi_enumerable, NULL},
       {"inotifyOpen", NULL, inotify_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"inotifyAdd", NULL, inotify_add, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -1,5 +1,6 @@
 import { closeSync, constants, fchmodSync, readSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { monotonicMs } from "../base/clock.js";
 import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError } from "../base/errors.js";
 import { createTemporaryBeside, openFifo, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
@@ -19,6 +20,12 @@ import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle
 // POST.baton-wake, and puts one byte in it as it hands on, before it lets go of the lock. A waiter's event loop polls
 // the FIFO directly (never reading it: every waiter sees the byte) and looks at once. The FIFO only speeds the look
 // up: a FIFO that is missing, planted, full or silent leaves the waiter with its lock thread, as before.
+//
+// The FIFO also orders the two batons' last moments. A Node process's exit unmaps ~40 MiB, milliseconds of the
+// kernel's CPU that a kernel without preemption does not give up, and it came just as the next step was starting its
+// command. So a waiter keeps the FIFO open until its command has started, and the writer, handed on, exits only once
+// no reader is left (letWaitersStart), WAITERS_START_MS at most: whoever holds the FIFO open can delay an exit, never
+// stop it, and the post file is in place long before.
 
 const LIVENESS_SUFFIX = ".baton-live";
 const WAKE_SUFFIX = ".baton-wake";
@@ -54,6 +61,19 @@ function companionOf(file: string, suffix: string): string {
 
 /** What this process holds beside a file it will hand on: the lock's descriptor, and the wake FIFO's if it has one. */
 const held = new Map<string, { lock: number; wake: number | undefined }>();
+
+/** The wake FIFOs of the files this process has handed on, kept open until letWaitersStart. */
+const handedOn: number[] = [];
+
+/** The writers this process waits for, or waited for and has not forgotten yet (it holds their wake FIFOs). */
+const followed = new Set<WriterWait>();
+
+/**
+ * The longest a step that has handed on waits, at its exit, for its waiters to start their commands: a hand-on on a
+ * node short of CPUs takes tens of ms (make bench, row 8: p95 ~35 ms, the slowest ~100 ms). Only the step's own end
+ * waits (its post file is in place): a waiter that is stopped, or a neighbour holding the FIFO, costs this once.
+ */
+export const WAITERS_START_MS = 250;
 
 /**
  * Takes the lock beside `file` until releaseLivenessLock (or this process's end). Made under a temporary name
@@ -121,7 +141,8 @@ function makeWakeFifo(file: string): number | undefined {
 
 /**
  * Lets go of the lock once `file` (or its .err) is in place: a waiter need not wait for this process to end. The
- * wake byte goes first, so a waiter's event loop is woken by the FIFO before its lock thread wakes.
+ * wake byte goes first, so a waiter's event loop is woken by the FIFO before its lock thread wakes. The FIFO stays
+ * open for letWaitersStart.
  */
 // Eager: on the hand-on path (docs/design.md#eager-functions).
 export const releaseLivenessLock = (function releaseLivenessLock(file: string): void {
@@ -136,10 +157,31 @@ export const releaseLivenessLock = (function releaseLivenessLock(file: string): 
     }
   }
   closeQuietly(fds.lock);
-  if (fds.wake !== undefined) closeQuietly(fds.wake);
+  if (fds.wake !== undefined) handedOn.push(fds.wake);
 });
 
 const WAKE_BYTE = Buffer.from("w");
+
+/**
+ * Just before this process exits. First lets go of the FIFOs of the writers it waited for (one that exits without
+ * starting a command, after a failed step, must not keep its own writer waiting). Then waits until the waiters on
+ * what it handed on have let go of its wake FIFOs (each lets go once its command has started), `timeoutMs` at most
+ * in all, so that this process's unmapping does not compete with their start. Returns at once when nobody waits, or
+ * with no addon that can tell.
+ */
+export function letWaitersStart(timeoutMs = WAITERS_START_MS): void {
+  for (const wait of followed) wait.forget();
+  if (handedOn.length === 0) return;
+  const addon = loadAddonOrUndefined();
+  const deadline = monotonicMs() + timeoutMs;
+  for (const fd of handedOn.splice(0)) {
+    if (typeof addon?.awaitNoReaders !== "function") {
+      closeQuietly(fd);
+      continue;
+    }
+    addon.awaitNoReaders(fd, Math.max(0, Math.ceil(deadline - monotonicMs())));
+  }
+}
 
 /**
  * Opens the liveness file of `file` if it is one of baton's: a regular file (never followed through a symlink, never
@@ -164,7 +206,10 @@ export function openLivenessFile(file: string): { fd: number; ino: number } | un
 }
 
 export interface WriterWait {
-  /** The wait is over for another reason: its thread no longer keeps baton alive (it ends with the writer's lock). */
+  /**
+   * The wait is over: its thread no longer keeps baton alive (it ends with the writer's lock), and the writer's wake
+   * FIFO is let go (the writer, handed on, may exit now).
+   */
   forget(): void;
 }
 
@@ -172,6 +217,7 @@ export interface WriterWait {
  * Waits, in a thread of the addon, for the baton that writes `file` to let go of its lock (it handed on, or died):
  * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. `onWake()`, at most once and usually just
  * before: the writer's wake FIFO says it is handing on (the caller looks; a wake with nothing to see is left alone).
+ * The FIFO stays open until forget(), also after onGone: the caller forgets the wait once its command has started.
  * undefined when there is nothing to wait on: no liveness file of baton's, the one numbered `notIno` (a writer already
  * seen gone), or no addon or thread.
  * `ok` false: flock failed (a file system without locks), so nothing can be told from it.
@@ -193,10 +239,6 @@ export function waitForWriter(
   if (addon !== undefined) {
     handle = addon.waitUnlocked(opened.fd, (error) => {
       pending = false;
-      // This writer's wait is over: its FIFO's poll goes with it (a writer that died never writes the byte, and a
-      // waiter that follows the writer's successor polls the successor's FIFO).
-      if (wake !== undefined) addon.pollClose(wake);
-      wake = undefined;
       // Out of the addon's callback: the step's promises then settle in a turn of their own.
       setImmediate(onGone, opened.ino, error === 0);
     });
@@ -213,21 +255,28 @@ export function waitForWriter(
   // Opened after the thread is waiting: a byte written before this open is still in the FIFO while its writer lives,
   // and a writer already gone has let go of its lock, which wakes the thread.
   wake = pollWakeFifo(addon!, file, () => {
-    wake = undefined;
-    onWake();
+    // Not once the lock has told: a writer that died without its byte ends the FIFO at its exit, which is no news.
+    if (pending) onWake();
   });
-  return {
+  const wait: WriterWait = {
     forget() {
+      followed.delete(wait);
       if (pending) addon!.forgetWait(handle as WaitHandle);
       pending = false;
       if (wake !== undefined) addon!.pollClose(wake);
       wake = undefined;
     },
   };
+  followed.add(wait);
+  return wait;
 }
 
-/** The writer's wake FIFO, polled by the event loop; undefined when there is none of ours (a non-FIFO is not opened). */
+/**
+ * The writer's wake FIFO, polled by the event loop; undefined when there is none of ours (a non-FIFO is not opened),
+ * or with an older addon (its pollReadable closed the FIFO at the wake-up, so the writer would not wait for us).
+ */
 function pollWakeFifo(addon: NativeAddon, file: string, onReadable: () => void): ReadableHandle | undefined {
+  if (typeof addon.pollWake !== "function") return undefined;
   let fd: number;
   try {
     fd = openFifo(wakeFileOf(file), constants.O_RDONLY);
@@ -235,10 +284,8 @@ function pollWakeFifo(addon: NativeAddon, file: string, onReadable: () => void):
     return undefined; // not there (a writer of an older baton, or one that could not make it), or not a FIFO
   }
   try {
-    if (typeof addon.pollReadable === "function") {
-      const handle = addon.pollReadable(fd, onReadable);
-      if (typeof handle !== "number") return handle;
-    }
+    const handle = addon.pollWake(fd, onReadable);
+    if (typeof handle !== "number") return handle;
   } catch {
     // fall through: the lock alone
   }

@@ -84,6 +84,10 @@ export function watchHandOff(file: string, look: (writerGone: boolean) => void, 
   let closed = false;
   let writer: WriterWait | undefined;
   let lastWriter: number | undefined;
+  // The writer last seen letting go, forgotten when this watch closes (the caller's command has started by then) or
+  // another writer takes its place: a writer that handed on exits once its waiters let go of its wake FIFO, so its
+  // exit does not compete with this step's start (docs/design.md "Stepping aside").
+  let gone: WriterWait | undefined;
   const changed = () => {
     if (closed) return;
     if (followWriter && writer === undefined) follow();
@@ -102,6 +106,8 @@ export function watchHandOff(file: string, look: (writerGone: boolean) => void, 
   };
   const onWriterGone = (ino: number, ok: boolean) => {
     if (closed) return;
+    gone?.forget();
+    gone = writer;
     writer = undefined;
     if (!ok) {
       // flock failed (a file system that keeps no locks): the lock tells nothing; watch the folder as for a stranger.
@@ -110,8 +116,13 @@ export function watchHandOff(file: string, look: (writerGone: boolean) => void, 
       return changed();
     }
     lastWriter = ino;
-    // A new baton may have taken its place (a restarted container renames a new liveness file into place).
+    // A new baton may have taken its place (a restarted container renames a new liveness file into place): the old
+    // one's FIFO is then nobody's concern.
     follow();
+    if (writer !== undefined) {
+      gone?.forget();
+      gone = undefined;
+    }
     look(writer === undefined);
   };
 
@@ -134,6 +145,7 @@ export function watchHandOff(file: string, look: (writerGone: boolean) => void, 
       watch?.close();
       clearInterval(safety);
       writer?.forget();
+      gone?.forget();
     },
   };
 }

@@ -32,6 +32,27 @@ function holdsWakeFile(pid: number, post: string): boolean {
   return openFiles(pid).some((file) => file.startsWith(`${post}.baton-wake`));
 }
 
+/** The descriptors of `pid` that it polls: those registered in its epoll instances (their fdinfo's `tfd:` lines). */
+function polledDescriptors(pid: number): Set<string> {
+  const polled = new Set<string>();
+  for (const { fd, target } of openDescriptors(pid)) {
+    if (target !== "anon_inode:[eventpoll]") continue;
+    let info = "";
+    try {
+      info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8");
+    } catch {
+      continue; // closed while we looked
+    }
+    for (const match of info.matchAll(/^tfd:\s+(\d+)/gm)) polled.add(match[1]!);
+  }
+  return polled;
+}
+
+/** The descriptors of `pid` open on `post`'s wake FIFO. */
+function wakeDescriptors(pid: number, post: string): string[] {
+  return openDescriptors(pid).filter((d) => d.target === `${post}.baton-wake`).map((d) => d.fd);
+}
+
 /** Whether `pid`'s main thread sleeps in epoll_wait: its event loop is between turns. */
 function inEventLoopWait(pid: number): boolean {
   return /epoll/.test(readFileSync(`/proc/${pid}/wchan`, "utf8"));
@@ -307,13 +328,16 @@ for (const { build, words } of BUILDS) {
     const first = await predecessor(dir, post);
     t.after(() => first.kill());
     const { waiter, pid } = await waiting(dir, post, t);
-    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 && holdsWakeFile(pid, post) ? true : undefined), "the waiter to poll the wake FIFO");
+    const polled = () => wakeDescriptors(pid, post).filter((fd) => polledDescriptors(pid).has(fd));
+    await waitFor(() => (livenessFilesOpen(pid, post).length === 1 && polled().length === 1 ? true : undefined), "the waiter to poll the wake FIFO");
     // Anyone who can open the FIFO for writing can put a byte in it (the folder is shared).
     const fd = openSync(`${post}.baton-wake`, constants.O_WRONLY | constants.O_NONBLOCK);
     t.after(() => closeSync(fd));
     writeSync(fd, "x");
-    // Woken, it looked, found no post file and closed the FIFO: a level-triggered poll left open would spin on the byte.
-    await waitFor(() => (!holdsWakeFile(pid, post) ? true : undefined), "the waiter to close the FIFO after one look");
+    // Woken, it looked, found no post file and stopped polling the FIFO: a level-triggered poll left on would spin on
+    // the byte. It still holds the FIFO open, for its writer to see (docs/design.md "Stepping aside").
+    await waitFor(() => (polled().length === 0 ? true : undefined), "the waiter to stop polling the FIFO after one look");
+    assert.equal(wakeDescriptors(pid, post).length, 1, "the waiter let go of its writer's FIFO before its command started");
     assert.equal(existsSync(join(dir, "ran")), false, "the command ran on a neighbour's byte");
     assert.deepEqual(livenessFilesOpen(pid, post), [`${post}.baton-live`], "the lock thread stopped waiting");
     writeFileSync(join(dir, "go"), "");

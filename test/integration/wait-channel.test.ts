@@ -2,15 +2,44 @@
 // the predecessor's liveness lock (POST.baton-live), is woken by its wake FIFO (POST.baton-wake) and holds no inotify
 // instance; one that starts first watches the folder only until the predecessor's baton appears. Its failure modes: a waiter started before its predecessor, with
 // and without inotify; two waiters on one post file; a restarted waiter; a waiter that comes after its predecessor
-// died; files planted at the channel's path. Killed predecessors across PID namespaces and read-only folders:
+// died; files planted at the channel's path. A writer that has handed on exits once its waiters have started their
+// commands (they let go of its wake FIFO), and a stopped waiter or a neighbour holding the FIFO delays that exit by
+// WAITERS_START_MS at most. Killed predecessors across PID namespaces and read-only folders:
 // liveness.test.ts; other uids, umask 077, FIFOs: liveness-attacks.test.ts.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync, execFileSync } from "node:child_process";
-import { closeSync, constants, copyFileSync, mkdirSync, openSync, renameSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, shellWaitFor, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
 import { inotifyInstances, openDescriptors, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
+
+/** How long a writer that has handed on waits at most for its waiters to let go of its wake FIFO (src/handoff/liveness-lock.ts). */
+const WAITERS_START_MS = 250;
+
+/** The pids of `pid`'s children ("" when it has none). */
+function childrenOf(pid: number): string {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+}
+
+/** Whether `pid` holds `post`'s wake FIFO open. */
+function holdsWakeFifo(pid: number, post: string): boolean {
+  return openDescriptors(pid).some((d) => d.target.startsWith(`${post}.baton-wake`));
+}
+
+/** SIGCONT to `pid`, if it is still there. */
+function resume(pid: number): void {
+  try {
+    process.kill(pid, "SIGCONT");
+  } catch {
+    // ended
+  }
+}
+
+/** Milliseconds from `file`'s last write to now (the wall clock, as the file system stamps it). */
+function msSinceWritten(file: string): number {
+  return Date.now() - statSync(file).mtimeMs;
+}
 
 const BUILDS = [
   { build: "bundle", words: [process.execPath, BATON] },
@@ -170,6 +199,93 @@ for (const { build, words } of BUILDS) {
     const late = await start(["--wait-file", post0, "--post-file", join(dir, "run/2/out"), "--", "true"]).exited;
     assert.equal(late.code, 1, late.stderr);
     assert.equal(readJson(join(dir, "run/2/out.err")).reason, "PreviousStepDied");
+  });
+
+  test(`${build}: a waiter lets go of its writer's wake FIFO once its command has started: the writer exits then, while that command runs`, async (t) => {
+    const dir = tempDir();
+    const post0 = join(dir, "run/0/out");
+    const first = predecessor(dir, post0);
+    t.after(() => first.kill());
+    await fileAppears(`${post0}.baton-live`);
+    const events = join(dir, "step1.events");
+    const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "sh", "-c", shellWaitFor(join(dir, "end"))], {
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    t.after(() => next.kill());
+    await eventSeen(events, "waiting");
+    writeFileSync(join(dir, "go"), "");
+    const a = await first.exited;
+    assert.equal(a.code, 0, a.stderr);
+    assert.notEqual(childrenOf(pidOf(next)), "", "the writer exited before its waiter's command had started");
+    assert.equal(holdsWakeFifo(pidOf(next), post0), false, "the waiter still holds its writer's wake FIFO while its command runs");
+    writeFileSync(join(dir, "end"), "");
+    const b = await next.exited;
+    assert.equal(b.code, 0, b.stderr);
+  });
+
+  for (const holder of ["a stopped waiter", "a neighbour"] as const) {
+    test(`${build}: ${holder} holding the wake FIFO delays the writer's exit by ${WAITERS_START_MS} ms, never its post file or for longer`, async (t) => {
+      const dir = tempDir();
+      const post0 = join(dir, "run/0/out");
+      const first = predecessor(dir, post0);
+      t.after(() => first.kill());
+      await fileAppears(`${post0}.baton-live`);
+      let waiter: ReturnType<typeof start> | undefined;
+      if (holder === "a stopped waiter") {
+        const events = join(dir, "step1.events");
+        waiter = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+        t.after(() => waiter!.kill());
+        await eventSeen(events, "waiting");
+        await waitFor(() => (holdsWakeFifo(pidOf(waiter!), post0) ? true : undefined), "the waiter to poll the wake FIFO");
+        process.kill(pidOf(waiter), "SIGSTOP");
+        t.after(() => resume(pidOf(waiter!)));
+      } else {
+        // The folder is shared: anyone may open the FIFO for reading, and never close it.
+        const fd = openSync(`${post0}.baton-wake`, constants.O_RDONLY | constants.O_NONBLOCK);
+        t.after(() => closeSync(fd));
+      }
+      writeFileSync(join(dir, "go"), "");
+      const a = await first.exited;
+      const waited = msSinceWritten(post0);
+      assert.equal(a.code, 0, a.stderr);
+      assert.ok(waited >= WAITERS_START_MS - 5, `the writer exited ${waited.toFixed(0)} ms after its post file: it did not wait`);
+      assert.ok(waited < 20 * WAITERS_START_MS, `the writer exited ${waited.toFixed(0)} ms after its post file`);
+      if (waiter !== undefined) {
+        process.kill(pidOf(waiter), "SIGCONT");
+        const b = await waiter.exited;
+        assert.equal(b.code, 0, b.stderr);
+        assert.equal(existsSync(join(dir, "ran")), true);
+      }
+    });
+  }
+
+  test(`${build}: a waiter that runs no command (its predecessor failed) lets its writer go before it waits for its own waiter`, async (t) => {
+    // A fails; B hands the failure on without running its command; C, waiting on B, is stopped, so B's own exit waits
+    // the longest. A must not wait along: B lets go of A's FIFO first.
+    const dir = tempDir();
+    const [post0, post1] = [join(dir, "run/0/out"), join(dir, "run/1/out")];
+    const first = start(["--post-file", post0, "--", "sh", "-c", `${shellWaitFor(join(dir, "go"))}; exit 3`]);
+    t.after(() => first.kill());
+    await fileAppears(`${post0}.baton-live`);
+    const second = start(["--wait-file", post0, "--post-file", post1, "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: join(dir, "b.events") }) });
+    t.after(() => second.kill());
+    const third = start(["--wait-file", post1, "--post-file", join(dir, "run/2/out"), "--", "true"], { env: cleanEnv({ BATON_EVENTS: join(dir, "c.events") }) });
+    t.after(() => third.kill());
+    await eventSeen(join(dir, "b.events"), "waiting");
+    await eventSeen(join(dir, "c.events"), "waiting");
+    await waitFor(() => (holdsWakeFifo(pidOf(second), post0) && holdsWakeFifo(pidOf(third), post1) ? true : undefined), "both waiters to poll their wake FIFOs");
+    process.kill(pidOf(third), "SIGSTOP");
+    t.after(() => resume(pidOf(third)));
+    writeFileSync(join(dir, "go"), "");
+    const a = await first.exited;
+    const waited = msSinceWritten(`${post0}.err`);
+    assert.equal(a.code, 3, a.stderr);
+    assert.ok(waited < WAITERS_START_MS - 50, `the failed step exited ${waited.toFixed(0)} ms after its post file: its waiter kept it`);
+    const b = await second.exited;
+    assert.equal(b.code, 1, b.stderr);
+    assert.equal(existsSync(join(dir, "ran")), false);
+    process.kill(pidOf(third), "SIGCONT");
+    await third.exited;
   });
 
   test(`${build}: a symlink or a socket planted at the channel's path is not believed: the waiter waits for the post file`, async (t) => {

@@ -37,7 +37,6 @@ function fakeKernel(exited: number[]) {
     waitUnlocked: notHere,
     forgetWait: notHere,
     makeFifo: notHere,
-    pollReadable: notHere,
     pollClose: notHere,
     inotifyOpen: notHere,
     inotifyAdd: notHere,
