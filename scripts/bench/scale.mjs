@@ -3,7 +3,7 @@
 // the other steps' run folders are read-only (scripts/bench/nsstep.c), all in one user namespace whose inotify limit
 // (/proc/sys/user/max_inotify_instances) is lowered to INOTIFY_LIMIT, as a node's budget is shared by many pods.
 //   node scripts/bench.mjs --only 8 [--steps 50,200,500] [--runtimes 20,sea]
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   cpuTime, expectExit, hasInotifyWatch, inotifyInstances, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
@@ -49,11 +49,10 @@ async function scaleOnce(ctx, rt, n, figure) {
   const dir = ctx.tempDir("scale-");
   const real = join(dir, "real"); // the run folders; each step sees them at `view`
   const view = join(dir, "run");
-  const stamps = join(dir, "stamps"); // the commands' clock stamps: outside the run folders, so no waiter wakes for them
+  const stamps = stampFolder(dir);
   const killTrials = reps.scaleKill;
   for (let i = 0; i <= n + 2 * killTrials; i++) mkdirSync(join(real, String(i)), { recursive: true });
   mkdirSync(view);
-  mkdirSync(stamps);
 
   const [unshare, ...limited] = withInotifyLimit(INOTIFY_LIMIT);
   const holder = start(unshare, [...limited, "sh", "-c", "echo ready && exec sleep 100000"], { stdio: ["ignore", "pipe", "pipe"] });
@@ -216,7 +215,27 @@ async function scaleOnce(ctx, rt, n, figure) {
     }
     await Promise.allSettled([...stepsRunning, idleNode, holder].map((c) => c.exited));
     rmSync(dir, { recursive: true, force: true });
+    rmSync(stamps, { recursive: true, force: true });
   }
+}
+
+const TMPFS_MAGIC = 0x01021994;
+
+/**
+ * Where the commands stamp their clock: outside the run folders, so no waiter wakes for them, and in memory (/dev/shm)
+ * where there is a tmpfs. The stamps are the bench's instrument, not the pipeline's: on the disk's file system two
+ * file creations per step cost ~2.4 ms of CPU on this machine (ext4's inode allocator, perf), and the chain runs every
+ * CPU flat out, so the instrument would slow the very hand-offs it times (docs/performance.md, "Row 8's CPU, traced whole").
+ */
+function stampFolder(dir) {
+  try {
+    if (statfsSync("/dev/shm").type === TMPFS_MAGIC) return mkdtempSync("/dev/shm/baton-bench-stamps-");
+  } catch {
+    // no /dev/shm: beside the run folders
+  }
+  const onDisk = join(dir, "stamps");
+  mkdirSync(onDisk);
+  return onDisk;
 }
 
 /** baton's one line when the kernel refuses it an inotify watch and it polls instead. */

@@ -63,12 +63,18 @@ for (const { build, words } of BUILDS) {
     return start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))], options);
   }
 
-  test(`${build}: a waiter whose predecessor is a baton holds no inotify instance and hands on when it does`, async (t) => {
+  /** A new folder and a predecessor in it that hands on DIR/run/0/out once DIR/go exists; its liveness file is there. */
+  async function folderWithPredecessor(t: { after(fn: () => void): void }) {
     const dir = tempDir();
     const post0 = join(dir, "run/0/out");
     const first = predecessor(dir, post0);
     t.after(() => first.kill());
     await fileAppears(`${post0}.baton-live`);
+    return { dir, post0, first };
+  }
+
+  test(`${build}: a waiter whose predecessor is a baton holds no inotify instance and hands on when it does`, async (t) => {
+    const { dir, post0, first } = await folderWithPredecessor(t);
     const events = join(dir, "step1.events");
     const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
     await eventSeen(events, "waiting");
@@ -178,11 +184,7 @@ for (const { build, words } of BUILDS) {
   });
 
   test(`${build}: a restarted waiter follows the same predecessor; one that comes after its death ends at once`, async (t) => {
-    const dir = tempDir();
-    const post0 = join(dir, "run/0/out");
-    const first = predecessor(dir, post0);
-    t.after(() => first.kill());
-    await fileAppears(`${post0}.baton-live`);
+    const { dir, post0, first } = await folderWithPredecessor(t);
     const args = ["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "true"];
     const events = join(dir, "step1.events");
     const before = start(args, { env: cleanEnv({ BATON_EVENTS: events }) });
@@ -202,11 +204,7 @@ for (const { build, words } of BUILDS) {
   });
 
   test(`${build}: a waiter lets go of its writer's wake FIFO once its command has started: the writer exits then, while that command runs`, async (t) => {
-    const dir = tempDir();
-    const post0 = join(dir, "run/0/out");
-    const first = predecessor(dir, post0);
-    t.after(() => first.kill());
-    await fileAppears(`${post0}.baton-live`);
+    const { dir, post0, first } = await folderWithPredecessor(t);
     const events = join(dir, "step1.events");
     const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "sh", "-c", shellWaitFor(join(dir, "end"))], {
       env: cleanEnv({ BATON_EVENTS: events }),
@@ -225,11 +223,7 @@ for (const { build, words } of BUILDS) {
 
   for (const holder of ["a stopped waiter", "a neighbour"] as const) {
     test(`${build}: ${holder} holding the wake FIFO delays the writer's exit by ${WAITERS_START_MS} ms, never its post file or for longer`, async (t) => {
-      const dir = tempDir();
-      const post0 = join(dir, "run/0/out");
-      const first = predecessor(dir, post0);
-      t.after(() => first.kill());
-      await fileAppears(`${post0}.baton-live`);
+      const { dir, post0, first } = await folderWithPredecessor(t);
       let waiter: ReturnType<typeof start> | undefined;
       if (holder === "a stopped waiter") {
         const events = join(dir, "step1.events");
