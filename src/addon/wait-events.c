@@ -305,8 +305,12 @@ static napi_value poll_close(napi_env env, napi_callback_info info) {
 
 // ---- inotify ----------------------------------------------------------------------------------------------------
 
-// Reads every pending event and calls back once with the watch descriptors whose watch ended (the folder removed or
-// moved away: IN_IGNORED follows), so the caller re-arms; names do not matter, the caller looks at its file again.
+// Reads the pending events, READS_PER_TURN buffers at most, and calls back once with the watch descriptors whose watch
+// ended (the folder removed or moved away: IN_IGNORED follows), so the caller re-arms; names do not matter, the caller
+// looks at its file again. At most: a writer in the watched folder as fast as the reads (strace -o into that folder
+// writes a line for each read) would otherwise keep this loop from ever calling back, and the waiter from ever looking.
+// What is left is read at the loop's next turn (the poll is level-triggered).
+#define READS_PER_TURN 8
 static void on_readable(uv_poll_t *poll, int status, int flags) {
   (void)flags;
   polled_fd *events = poll->data;
@@ -314,7 +318,7 @@ static void on_readable(uv_poll_t *poll, int status, int flags) {
   int32_t ended[64];
   uint32_t count = 0;
   int any = status < 0;
-  for (;;) {
+  for (int reads = 0; reads < READS_PER_TURN; reads++) {
     ssize_t length = read(events->fd, buffer, sizeof buffer);
     if (length <= 0) break;  // EAGAIN: all read
     any = 1;

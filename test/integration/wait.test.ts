@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { spawnSync } from "node:child_process";
 import { withInotifyLimit } from "../../scripts/bench/inotify.mjs";
 
 const EVENTS_ONLY = { BATON_SAFETY_POLL: "1h" };
@@ -15,12 +16,14 @@ const EVENTS_ONLY = { BATON_SAFETY_POLL: "1h" };
  */
 const apart = () => new Promise((r) => setTimeout(r, 250));
 
+const NO_STRACE = spawnSync("strace", ["-V"]).status !== 0 && "needs strace (.ci/run installs it)";
+
 /** Starts a step that waits for `waitFile` (and more options), then appends "ran" to DIR/log. */
-function waitingStep(dir: string, waitArgs: string[], env: NodeJS.ProcessEnv = {}) {
+function waitingStep(dir: string, waitArgs: string[], env: NodeJS.ProcessEnv = {}, prefix?: string[]) {
   const events = join(dir, "events.jsonl");
   const baton = startBaton(
     [...waitArgs, "--post-file", join(dir, "out/post"), "--", "sh", "-c", `echo ran >> ${dir}/log`],
-    { env: cleanEnv({ ...EVENTS_ONLY, BATON_EVENTS: events, ...env }) },
+    { env: cleanEnv({ ...EVENTS_ONLY, BATON_EVENTS: events, ...env }), prefix },
   );
   return { baton, waiting: () => eventSeen(events, "waiting") };
 }
@@ -45,6 +48,21 @@ test("a file renamed into place counts (temp file + rename, as post files are wr
   assert.equal(existsSync(join(dir, "log")), false);
   renameSync(join(dir, ".prev.tmp"), join(dir, "prev"));
   assert.equal((await baton.exited).code, 0);
+  assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
+});
+
+test("strace writing its log into the watched folder, a line for each read of the events, does not keep the waiter from looking", { skip: NO_STRACE }, async (t) => {
+  // Each read(2) of the inotify instance makes strace append a line, which is one more event: a reader that read until
+  // nothing was left would never call back, and the step would wait for ever after its file came.
+  const dir = tempDir();
+  const { baton, waiting } = waitingStep(dir, ["--wait-file", join(dir, "prev")], {}, ["strace", "-f", "-qq", "-e", "trace=read", "-o", join(dir, "strace.log")]);
+  t.after(() => baton.kill());
+  await waiting();
+  writeFileSync(join(dir, "prev"), "");
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("the waiter never looked: still waiting 30 s after its file came")), 30_000)));
+  const exit = await Promise.race([baton.exited, late]).finally(() => clearTimeout(timer));
+  assert.equal(exit.code, 0, exit.stderr);
   assert.equal(readFileSync(join(dir, "log"), "utf8"), "ran\n");
 });
 
