@@ -35,7 +35,8 @@ const mark = (ok) => (ok ? "✓" : "✗");
 
 /** One row per N in ctx.scaleSteps, on runtime `rt`. */
 export async function waitingAtScale(ctx, rt) {
-  const figure = (n) => `${n} steps waiting, ${INOTIFY_LIMIT} inotify instances${ctx.scaleStartLastFirst ? ", started last-first" : ""}, ${rt.label}`;
+  const figure = (n) => `${n} steps waiting, ${INOTIFY_LIMIT} inotify instances${ctx.scaleStartLastFirst ? ", started last-first" : ""}` +
+    `${ctx.scaleCommandMs ? `, ${ctx.scaleCommandMs} ms commands` : ""}, ${rt.label}`;
   if (!ctx.root) {
     return ctx.scaleSteps.map((n) => ({ id: "8", figure: figure(n), skipped: "needs root (user and mount namespaces)", target: "", pass: null, references: [] }));
   }
@@ -74,7 +75,7 @@ async function scaleOnce(ctx, rt, n, figure) {
     const order = Array.from({ length: n }, (_, k) => (ctx.scaleStartLastFirst ? n - k : k + 1));
     for (const i of order) {
       steps[i - 1] = spawnStep(i, ["--wait-file", join(view, String(i - 1), "out"), "--post-file", join(view, String(i), "out")],
-        [probes.stepprobe, join(stamps, `started-${i}`), join(stamps, `exited-${i}`)]);
+        [probes.stepprobe, join(stamps, `started-${i}`), join(stamps, `exited-${i}`), ...(ctx.scaleCommandMs ? [ctx.scaleCommandMs] : [])]);
     }
     stepsRunning.push(...steps);
     // A step is waiting once its event loop is idle, or it has armed its watch or said it polls (today's baton).

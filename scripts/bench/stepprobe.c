@@ -1,8 +1,10 @@
 // A chain step's command: stamps CLOCK_MONOTONIC (ns) into argv[1] first thing (it started), then into argv[2] just
 // before it exits (its last instruction but the write and _exit), so the bench can time step N's exit -> step N+1's
-// start. Static, like stamp.c: no dynamic loader before the first clock read.
+// start. With argv[3], it sleeps that many milliseconds in between (a command that takes a while, as real steps do).
+// Static, like stamp.c: no dynamic loader before the first clock read.
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,5 +20,11 @@ static int stamp(const char *path) {
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   if (stamp(argv[1])) return 1;
+  if (argc > 3) {
+    long ms = strtol(argv[3], NULL, 10);
+    struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+  }
   _exit(stamp(argv[2]));
 }
