@@ -205,6 +205,22 @@ export function readOr(path: string, fallback: string): string {
   }
 }
 
+/** Whether `pid` holds `post`'s wake FIFO (or what was planted at its name) open: a waiter polling it, or holding it. */
+export function holdsWakeFile(pid: number, post: string): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false; // ended
+  }
+  return fds.some((fd) => readlinkOr(`/proc/${pid}/fd/${fd}`).startsWith(`${post}.baton-wake`));
+}
+
+/** The kernel function `pid`'s main thread sleeps in (/proc/PID/wchan): epoll for an idle event loop; "" once ended. */
+export function sleepingIn(pid: number): string {
+  return readOr(`/proc/${pid}/wchan`, "");
+}
+
 export function readJson(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 }

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import {
-  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, join, pidsCgroup, readEvents, readJson, shellWaitFor, startBaton, tempDir, waitFor,
+  BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, holdsWakeFile, join, pidsCgroup, readEvents, readJson, shellWaitFor, sleepingIn,
+  startBaton, tempDir, waitFor,
   type Exit, type StartOptions,
 } from "./helpers.js";
 import { inotifyInstances, openDescriptors } from "../../scripts/bench/inotify.mjs";
@@ -25,11 +26,6 @@ function openFiles(pid: number): string[] {
 function livenessFilesOpen(pid: number, ...posts: string[]): string[] {
   const wanted = new Set(posts.map((post) => `${post}.baton-live`));
   return openFiles(pid).filter((file) => wanted.has(file)).sort();
-}
-
-/** Whether `pid` holds `post`'s wake FIFO (or what was planted at its name) open. */
-function holdsWakeFile(pid: number, post: string): boolean {
-  return openFiles(pid).some((file) => file.startsWith(`${post}.baton-wake`));
 }
 
 /** The descriptors of `pid` that it polls: those registered in its epoll instances (their fdinfo's `tfd:` lines). */
@@ -55,7 +51,7 @@ function wakeDescriptors(pid: number, post: string): string[] {
 
 /** Whether `pid`'s main thread sleeps in epoll_wait: its event loop is between turns. */
 function inEventLoopWait(pid: number): boolean {
-  return /epoll/.test(readFileSync(`/proc/${pid}/wchan`, "utf8"));
+  return /epoll/.test(sleepingIn(pid));
 }
 
 /** A FIFO at PATH with a byte in it, kept there by a descriptor of this process (closed after the test). */

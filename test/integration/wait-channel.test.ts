@@ -11,7 +11,10 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync, execFileSync } from "node:child_process";
 import { closeSync, constants, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
-import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readJson, shellWaitFor, startBaton, tempDir, waitFor, IS_ROOT, type StartOptions } from "./helpers.js";
+import {
+  BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, holdsWakeFile, join, readJson, shellWaitFor, sleepingIn, startBaton, tempDir, waitFor,
+  IS_ROOT, type StartOptions,
+} from "./helpers.js";
 import { inotifyInstances, openDescriptors, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
 
 /** How long a writer that has handed on waits at most for its waiters to let go of its wake FIFO (src/handoff/liveness-lock.ts). */
@@ -20,11 +23,6 @@ const WAITERS_START_MS = 250;
 /** The pids of `pid`'s children ("" when it has none). */
 function childrenOf(pid: number): string {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
-}
-
-/** Whether `pid` holds `post`'s wake FIFO open. */
-function holdsWakeFifo(pid: number, post: string): boolean {
-  return openDescriptors(pid).some((d) => d.target.startsWith(`${post}.baton-wake`));
 }
 
 /** SIGCONT to `pid`, if it is still there. */
@@ -38,11 +36,7 @@ function resume(pid: number): void {
 
 /** Whether `pid`'s main thread sleeps in poll(2): a baton that has handed on, waiting for its waiters to let go. */
 function blockedInPoll(pid: number): boolean {
-  try {
-    return /^poll_schedule_timeout/.test(readFileSync(`/proc/${pid}/wchan`, "utf8"));
-  } catch {
-    return false; // gone
-  }
+  return /^poll_schedule_timeout/.test(sleepingIn(pid));
 }
 
 /** Milliseconds from `file`'s last write to now (the wall clock, as the file system stamps it). */
@@ -224,7 +218,7 @@ for (const { build, words } of BUILDS) {
     const a = await first.exited;
     assert.equal(a.code, 0, a.stderr);
     assert.notEqual(childrenOf(pidOf(next)), "", "the writer exited before its waiter's command had started");
-    assert.equal(holdsWakeFifo(pidOf(next), post0), false, "the waiter still holds its writer's wake FIFO while its command runs");
+    assert.equal(holdsWakeFile(pidOf(next), post0), false, "the waiter still holds its writer's wake FIFO while its command runs");
     writeFileSync(join(dir, "end"), "");
     const b = await next.exited;
     assert.equal(b.code, 0, b.stderr);
@@ -239,7 +233,7 @@ for (const { build, words } of BUILDS) {
         waiter = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
         t.after(() => waiter!.kill());
         await eventSeen(events, "waiting");
-        await waitFor(() => (holdsWakeFifo(pidOf(waiter!), post0) ? true : undefined), "the waiter to poll the wake FIFO");
+        await waitFor(() => (holdsWakeFile(pidOf(waiter!), post0) ? true : undefined), "the waiter to poll the wake FIFO");
         process.kill(pidOf(waiter), "SIGSTOP");
         t.after(() => resume(pidOf(waiter!)));
       } else {
@@ -276,12 +270,12 @@ for (const { build, words } of BUILDS) {
     t.after(() => third.kill());
     await eventSeen(join(dir, "b.events"), "waiting");
     await eventSeen(join(dir, "c.events"), "waiting");
-    await waitFor(() => (holdsWakeFifo(pidOf(second), post0) && holdsWakeFifo(pidOf(third), post1) ? true : undefined), "both waiters to poll their wake FIFOs");
+    await waitFor(() => (holdsWakeFile(pidOf(second), post0) && holdsWakeFile(pidOf(third), post1) ? true : undefined), "both waiters to poll their wake FIFOs");
     process.kill(pidOf(third), "SIGSTOP");
     t.after(() => resume(pidOf(third)));
     writeFileSync(join(dir, "go"), "");
     await waitFor(() => (existsSync(`${post1}.err`) && blockedInPoll(pidOf(second)) ? true : undefined), "the middle step to wait for its stopped waiter");
-    assert.equal(holdsWakeFifo(pidOf(second), post0), false, "the middle step holds its writer's FIFO while it waits for its own waiter");
+    assert.equal(holdsWakeFile(pidOf(second), post0), false, "the middle step holds its writer's FIFO while it waits for its own waiter");
     const a = await first.exited;
     assert.equal(a.code, 3, a.stderr);
     const b = await second.exited;
