@@ -193,6 +193,15 @@ export function cpuTime(pid) {
   return { ns, ticks: Number(fields[11]) + Number(fields[12]), wakeups };
 }
 
+/**
+ * The whole machine's CPU time so far, every CPU, in ticks (/proc/stat's first line): busy (user, nice, system, irq,
+ * softirq), idle (idle, iowait) and steal (time the hypervisor gave to others).
+ */
+export function machineTicks() {
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal };
+}
+
 /** A line of /proc/PID/status in KiB (RssAnon, VmHWM, ...). */
 export function statusKiB(pid, key) {
   return Number(new RegExp(`^${key}:\\s*(\\d+)`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);

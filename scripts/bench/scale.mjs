@@ -4,9 +4,10 @@
 // (/proc/sys/user/max_inotify_instances) is lowered to INOTIFY_LIMIT, as a node's budget is shared by many pods.
 //   node scripts/bench.mjs --only 8 [--steps 50,200,500] [--runtimes 20,sea]
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import {
-  cpuTime, expectExit, hasInotifyWatch, inotifyInstances, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
+  cpuTime, expectExit, hasInotifyWatch, inotifyInstances, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
   waitUntilIdle, withInotifyLimit,
 } from "./lib.mjs";
 
@@ -145,9 +146,11 @@ async function scaleOnce(ctx, rt, n, figure) {
     await waitForLine(watcher, "ready");
     const temp = join(real, "0", ".out.tmp-bench");
     writeFileSync(temp, POST_CONTENT);
+    const ticksBefore = machineTicks();
     const released = now();
     renameSync(temp, join(real, "0", "out"));
     await Promise.all(steps.map((s) => expectExit(s, "baton (scale chain step)")));
+    const machine = chainMachine(ticksBefore, machineTicks(), n);
     await expectExit(watcher, "run folder watcher");
     const posted = [released];
     for (const line of seenText.trim().split("\n").slice(1)) {
@@ -199,11 +202,16 @@ async function scaleOnce(ctx, rt, n, figure) {
         { label: `hand-offs 1-${FIRST_PART} / ${FIRST_PART + 1}-${n}`, text: handoffs.length > FIRST_PART
           ? `medians ${summarize(handoffs.slice(0, FIRST_PART)).median.toFixed(1)} / ${summarize(handoffs.slice(FIRST_PART)).median.toFixed(1)} ms`
           : "too few" },
+        // Whether the chain was bound by the machine's CPUs: then its hand-offs cannot be faster than the CPU each one
+        // took (every process: steps, commands, their exits, the bench's watcher) over the CPUs there are.
+        { label: "machine over the chain", text: `${machine.msPerHandoff.toFixed(1)} ms of CPU per hand-off on ${machine.cpus} CPUs ` +
+          `(floor ${(machine.msPerHandoff / machine.cpus).toFixed(1)} ms): busy ${machine.busyPct}%, idle ${machine.idlePct}%, steal ${machine.stealPct}%` },
       ],
       scale: {
         steps: n, inotifyLimit: INOTIFY_LIMIT, quietSeconds: seconds, idleCpuUs, idleCpuTicksUs, nodeCpuUs,
         rssAnonKiB: rssKiB, nodeRssAnonKiB: nodeRssKiB, inotifyInstances: instances, wakeups, polling, saidPolling, killNoticeMs: killNotice,
         phaseSeconds: phases,
+        chainMachine: machine,
         notIdle,
       },
       note: `Tekton's run/<i>/out, each step in its own mount namespace (the others' folders read-only), one user namespace with max_inotify_instances=${INOTIFY_LIMIT}; ` +
@@ -218,6 +226,17 @@ async function scaleOnce(ctx, rt, n, figure) {
     rmSync(dir, { recursive: true, force: true });
     rmSync(stamps, { recursive: true, force: true });
   }
+}
+
+/** What the machine did over the chain (machineTicks before and after): CPU per hand-off, and its share of each kind. */
+function chainMachine(before, after, handoffs) {
+  const busy = after.busy - before.busy;
+  const idle = after.idle - before.idle;
+  const steal = after.steal - before.steal;
+  const all = busy + idle + steal || 1;
+  const pct = (ticks) => Math.round((100 * ticks) / all);
+  // USER_HZ is 100 on Linux: a tick is 10 ms.
+  return { cpus: availableParallelism(), msPerHandoff: (busy * 10) / handoffs, busyPct: pct(busy), idlePct: pct(idle), stealPct: pct(steal) };
 }
 
 const TMPFS_MAGIC = 0x01021994;

@@ -169,7 +169,8 @@ const WAKE_BYTE = Buffer.from("w");
  * in all, so that this process's unmapping does not compete with their start. Returns at once when nobody waits, or
  * with no addon that can tell.
  */
-export function letWaitersStart(timeoutMs = WAITERS_START_MS): void {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const letWaitersStart = (function letWaitersStart(timeoutMs = WAITERS_START_MS): void {
   for (const wait of followed) wait.forget();
   if (handedOn.length === 0) return;
   const addon = loadAddonOrUndefined();
@@ -181,7 +182,7 @@ export function letWaitersStart(timeoutMs = WAITERS_START_MS): void {
     }
     addon.awaitNoReaders(fd, Math.max(0, Math.ceil(deadline - monotonicMs())));
   }
-}
+});
 
 /**
  * Opens the liveness file of `file` if it is one of baton's: a regular file (never followed through a symlink, never
@@ -293,13 +294,14 @@ function pollWakeFifo(addon: NativeAddon, file: string, onReadable: () => void):
   return undefined;
 }
 
-function loadAddonOrUndefined(): NativeAddon | undefined {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const loadAddonOrUndefined = (function loadAddonOrUndefined(): NativeAddon | undefined {
   try {
     return loadNativeAddon();
   } catch {
     return undefined;
   }
-}
+});
 
 /**
  * true when the baton that writes `file` has died: its liveness file is there and nobody holds the lock. false while

@@ -130,18 +130,20 @@ export function watchFolderOf(
     });
   });
 
-  function stopWatching() {
+  // Eager: on the hand-on path (docs/design.md#eager-functions).
+  const stopWatching = (function stopWatching() {
     if (events !== undefined) addon!.inotifyClose(events);
     events = undefined;
     watched = undefined;
     linkWatches = [];
-  }
+  });
 
-  function close() {
+  // Eager: on the hand-on path (docs/design.md#eager-functions).
+  const close = (function close() {
     closed = true;
     stopWatching();
     if (poll) clearTimeout(poll);
-  }
+  });
 
   try {
     addon = loadNativeAddon();

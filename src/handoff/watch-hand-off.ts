@@ -40,10 +40,13 @@ export function waitForHandOff<T>(file: string, look: (writerGone: boolean) => T
       settle(outcome);
       // Tidy up once the caller has moved on: its command is already starting. This is ~1 ms of code run for the
       // first time, which would otherwise sit between the post file and the next command (make bench, row 1).
-      setImmediate(() => {
-        watch?.close();
-        options.signal.removeEventListener("abort", onAbort);
-      });
+      setImmediate(
+        // Eager: on the hand-on path (docs/design.md#eager-functions).
+        (function tidyUp() {
+          watch?.close();
+          options.signal.removeEventListener("abort", onAbort);
+        }),
+      );
     });
     const onAbort = () => finish(reject, options.signal.reason);
     options.signal.addEventListener("abort", onAbort);
@@ -140,12 +143,13 @@ export function watchHandOff(file: string, look: (writerGone: boolean) => void, 
   if (writer === undefined) watchFolder();
   changed();
   return {
-    close() {
+    // Eager: on the hand-on path (docs/design.md#eager-functions).
+    close: (function close() {
       closed = true;
       watch?.close();
       clearInterval(safety);
       writer?.forget();
       gone?.forget();
-    },
+    }),
   };
 }

@@ -24,9 +24,12 @@ export const exitBaton = (function exitBaton(code: number): never {
 // Eager: on the hand-on path (docs/design.md#eager-functions).
 export const profiled = (function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.NODE_V8_COVERAGE) return true;
-  // A loop, not some(callback): a callback would be compiled at its first call, here on the hand-on path.
-  for (const flag of [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)]) if (PROFILER_FLAG.test(flag)) return true;
+  // Loops and string tests, not some(callback) or a RegExp: either would be compiled at its first use, here on the
+  // hand-on path. Node splits NODE_OPTIONS at spaces.
+  for (const flag of [...execArgv, ...(env.NODE_OPTIONS ?? "").split(" ")]) {
+    for (const name of PROFILER_FLAGS) if (flag === name || flag.startsWith(`${name}=`)) return true;
+  }
   return false;
 });
 
-const PROFILER_FLAG = /^--(?:cpu-prof|heap-prof|prof)(?:$|=)/;
+const PROFILER_FLAGS = ["--cpu-prof", "--heap-prof", "--prof"];

@@ -10,6 +10,8 @@ import { relative, resolve } from "node:path";
 import { BATON, cleanEnv, eventSeen, join, startBaton, tempDir } from "./helpers.js";
 
 const SRC = resolve(import.meta.dirname, "../../src");
+/** Where the step's command phase begins ("step/run-step.ts:205"): its first run marks the end of the wait in V8's log. */
+const RUN_COMMAND = `step/run-step.ts:${readFileSync(join(SRC, "step/run-step.ts"), "utf8").split("\n").findIndex((l) => l.startsWith("const runCommand = ")) + 1}`;
 
 /** "step/run-step.ts:203" for each declaration under a `// Eager:` line in src/. */
 function taggedDeclarations(): Set<string> {
@@ -53,7 +55,9 @@ test("the functions tagged Eager in src/ are compiled with the bundle, not at th
     baton: [process.execPath, "--log-function-events", `--logfile=${log}`, "--no-logfile-per-isolate", BATON],
     env: cleanEnv({ BATON_EVENTS: events }),
   });
-  await eventSeen(events, "waiting");
+  // Past start-up's deferred work (the spawn's preparation, the inspector guard's second look, the trim): what is
+  // compiled after the wake is then the wake-up and hand-on paths' own.
+  await eventSeen(events, "trimmed");
   writeFileSync(join(dir, "prev"), "");
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr);
@@ -66,6 +70,12 @@ test("the functions tagged Eager in src/ are compiled with the bundle, not at th
   assert.deepEqual(missing, [], `tagged Eager, but no compile of them in V8's log: ${missing.join(", ")}`);
   const lazy = [...new Set(seen.filter((e) => e.event === "parse-function" && tagged.has(e.at)).map((e) => e.at))];
   assert.deepEqual(lazy, [], `compiled at their first call, though tagged Eager: ${lazy.join(", ")}`);
+  // And none of the bundle is compiled at its first call once the wait is over (from runCommand's first run to the
+  // exit): a function added to either path without the tag is caught here.
+  const woke = seen.findIndex((e) => e.event === "first-execution" && e.at === RUN_COMMAND);
+  assert.ok(woke >= 0, `no first run of ${RUN_COMMAND} in V8's log`);
+  const afterWake = [...new Set(seen.slice(woke).filter((e) => e.event === "parse-function").map((e) => e.at))];
+  assert.deepEqual(afterWake, [], `compiled at their first call after the wait: ${afterWake.join(", ")}`);
 
   // Node's own code too: a step without --cancel-file aborts no AbortController (the first abort() compiles Node's
   // AbortController and DOMException code, ~0.5 ms, which sat between the command's exit and the post file).
