@@ -1,6 +1,6 @@
 // Shared pieces of the benchmark: the clean environment, process helpers, the clock, statistics.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hasInotifyWatch } from "./inotify.mjs";
 
@@ -200,6 +200,51 @@ export function cpuTime(pid) {
 export function machineTicks() {
   const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
   return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal };
+}
+
+/**
+ * How the file `pid` maps most of (its Node binary) sits in the page cache: of its pages `pid` maps, how many are in
+ * large folios (/proc/PID/pagemap for each page's frame, /proc/kpageflags for the frame's compound bits). Exits and
+ * starts of Node processes, and row 8's first hand-offs, depend on it (docs/performance.md). undefined without root.
+ */
+export function binaryFolios(pid) {
+  const ranges = new Map();
+  for (const line of readFileSync(`/proc/${pid}/maps`, "utf8").split("\n")) {
+    const [span, , , , , path] = line.split(/\s+/);
+    if (!path?.startsWith("/")) continue;
+    const [from, to] = span.split("-").map((hex) => parseInt(hex, 16) / 4096);
+    ranges.set(path, [...(ranges.get(path) ?? []), [from, to]]);
+  }
+  let pagemap;
+  let flags;
+  try {
+    pagemap = openSync(`/proc/${pid}/pagemap`, "r");
+    flags = openSync("/proc/kpageflags", "r");
+    const entry = Buffer.alloc(8);
+    let best = { file: "", mapped: 0, large: 0 };
+    for (const [file, spans] of ranges) {
+      let mapped = 0;
+      let large = 0;
+      for (const [from, to] of spans) {
+        const entries = Buffer.alloc((to - from) * 8);
+        readSync(pagemap, entries, 0, entries.length, from * 8);
+        for (let i = 0; i < entries.length; i += 8) {
+          const value = entries.readBigUInt64LE(i);
+          if (!(value >> 63n)) continue; // not present
+          mapped++;
+          readSync(flags, entry, 0, 8, Number(value & ((1n << 55n) - 1n)) * 8);
+          if ((entry.readBigUInt64LE(0) >> 15n) & 3n) large++; // KPF_COMPOUND_HEAD or KPF_COMPOUND_TAIL
+        }
+      }
+      if (mapped > best.mapped) best = { file, mapped, large };
+    }
+    return best.mapped > 0 ? best : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (pagemap !== undefined) closeSync(pagemap);
+    if (flags !== undefined) closeSync(flags);
+  }
 }
 
 /** A line of /proc/PID/status in KiB (RssAnon, VmHWM, ...). */

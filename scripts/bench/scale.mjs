@@ -5,9 +5,9 @@
 //   node scripts/bench.mjs --only 8 [--steps 50,200,500] [--runtimes 20,sea]
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
-  cpuTime, expectExit, hasInotifyWatch, inotifyInstances, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
+  binaryFolios, cpuTime, expectExit, hasInotifyWatch, inotifyInstances, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
   waitUntilIdle, withInotifyLimit,
 } from "./lib.mjs";
 
@@ -105,6 +105,7 @@ async function scaleOnce(ctx, rt, n, figure) {
     // Step 1 waits for a file the bench writes, not a baton: it may watch or poll. The others wait for a baton.
     const polling = wakeups.slice(1).filter((w) => w >= POLLING_WAKEUPS).length;
     const saidPolling = steps.filter((s) => isPollWarning(s.stderrSoFar())).length;
+    const folios = binaryFolios(steps[0].pid);
     phase("idle");
 
     // A SIGKILLed predecessor among them: a step runs a long command, its waiter waits; SIGKILL the running step's
@@ -202,6 +203,11 @@ async function scaleOnce(ctx, rt, n, figure) {
         { label: `hand-offs 1-${FIRST_PART} / ${FIRST_PART + 1}-${n}`, text: handoffs.length > FIRST_PART
           ? `medians ${summarize(handoffs.slice(0, FIRST_PART)).median.toFixed(1)} / ${summarize(handoffs.slice(FIRST_PART)).median.toFixed(1)} ms`
           : "too few" },
+        // The chain's first hand-offs are slow in a run where the Node binary's page cache is in small folios, as a
+        // node's is after an image pull or a re-read by page faults (docs/performance.md): say which this run had.
+        { label: "Node binary in the page cache", text: folios
+          ? `${Math.round((100 * folios.large) / folios.mapped)} % in large folios (${folios.large} of the ${folios.mapped} pages of ${basename(folios.file)} a waiting step maps)`
+          : "not known (needs /proc/kpageflags)" },
         // Whether the chain was bound by the machine's CPUs: then its hand-offs cannot be faster than the CPU each one
         // took (every process: steps, commands, their exits, the bench's watcher) over the CPUs there are.
         { label: "machine over the chain", text: `${machine.msPerHandoff.toFixed(1)} ms of CPU per hand-off on ${machine.cpus} CPUs ` +
@@ -212,6 +218,7 @@ async function scaleOnce(ctx, rt, n, figure) {
         rssAnonKiB: rssKiB, nodeRssAnonKiB: nodeRssKiB, inotifyInstances: instances, wakeups, polling, saidPolling, killNoticeMs: killNotice,
         phaseSeconds: phases,
         chainMachine: machine,
+        binaryFolios: folios,
         notIdle,
       },
       note: `Tekton's run/<i>/out, each step in its own mount namespace (the others' folders read-only), one user namespace with max_inotify_instances=${INOTIFY_LIMIT}; ` +

@@ -88,6 +88,14 @@ function copyFolder(src: string, dest: string): void {
   }
 }
 
+// The copy is what every step of the pod runs (lib/baton-node, 109 MB, is mapped by each), and it is run from the page
+// cache its writes left. A file system with large folios (ext4 since Linux 6.16, XFS) caches a write in folios as large
+// as the write, and a page fault maps the whole folio: written 1 MiB at a time, each waiting step mapped 74 MiB of the
+// copy (VmHWM) against 46 MiB of one read from disk, and handed on 2.3 ms later (docs/performance.md). Pieces of 64 KiB,
+// the kernel's fault-around window (fault_around_bytes), map the same pages as a copy read from disk, in folios that a
+// step's exit unmaps faster than single pages.
+const WRITE_BYTES = 64 * 1024;
+
 /**
  * Copies the regular file `src` into the open descriptor `fd`, sets its mode and closes it. `src` is baton's own, or
  * `cp SRC`'s: a symlink there is followed (an image's /usr/bin/x), but a FIFO or a device is refused, never blocks.
@@ -96,7 +104,7 @@ function copyContent(src: string, fd: number, mode: number): void {
   try {
     const { fd: input } = openRegularFile(src, { followSymlink: true });
     try {
-      const buffer = Buffer.allocUnsafe(1024 * 1024);
+      const buffer = Buffer.allocUnsafe(WRITE_BYTES);
       for (let n; (n = readSync(input, buffer, 0, buffer.length, null)) > 0; ) writeAll(fd, buffer.subarray(0, n));
     } finally {
       closeSync(input);
