@@ -181,7 +181,7 @@ print(largest)`;
 
 test("baton init writes lib/baton-node in pieces a page fault maps no more of than of a file read from disk", { skip }, () => {
   // Written 1 MiB at a time, the copy sat in the page cache in 1 MiB folios (ext4 on Linux 6.16+, XFS), and each step
-  // run from it mapped 74 MiB of it, not 46, and handed on 2.3 ms later (docs/performance.md). On a file system or
+  // run from it mapped 74 MiB of it, not 46, and handed on ~2 ms later (docs/performance.md). On a file system or
   // kernel without large folios every folio is one page, and this holds trivially.
   const dest = join(tempDir(), "bin");
   execFileSync(STANDALONE, ["init", join(dest, "baton")]);
