@@ -91,9 +91,9 @@ function copyFolder(src: string, dest: string): void {
 // The copy is what every step of the pod runs (lib/baton-node, 109 MB, is mapped by each), and it is run from the page
 // cache its writes left. A file system with large folios (ext4 since Linux 6.16, XFS) caches a write in folios as large
 // as the write, and a page fault maps the whole folio: written 1 MiB at a time, each waiting step mapped 74 MiB of the
-// copy (VmHWM) against 46 MiB of one read from disk, and handed on ~2 ms later (docs/performance.md). Pieces of 64 KiB,
-// the kernel's fault-around window (fault_around_bytes), map the same pages as a copy read from disk, in folios that a
-// step's exit unmaps faster than single pages.
+// copy (VmHWM, over row 5's 48 MiB) against 46 MiB of one read from disk, and handed on ~2 ms later, though it started
+// ~10 ms sooner (docs/performance.md). Pieces of 64 KiB, the kernel's fault-around window (fault_around_bytes), map the
+// same pages as a copy read from disk, in folios that a step's exit unmaps faster than single pages.
 const WRITE_BYTES = 64 * 1024;
 
 /**
