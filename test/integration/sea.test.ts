@@ -4,7 +4,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   BATON, IS_ROOT, STANDALONE, STANDALONE_DIR, catches, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton,
@@ -179,7 +179,17 @@ for i in range(pages):
     largest = max(largest, run)
 print(largest)`;
 
-test("baton init writes lib/baton-node in pieces a page fault maps no more of than of a file read from disk", { skip }, () => {
+/** Frames' flags are root's to read, and a kernel may lack them (CONFIG_PROC_PAGE_MONITOR). */
+const NO_KPAGEFLAGS = (() => {
+  try {
+    closeSync(openSync("/proc/kpageflags", "r"));
+    return false;
+  } catch {
+    return "needs /proc/kpageflags (root, CONFIG_PROC_PAGE_MONITOR)";
+  }
+})();
+
+test("baton init writes lib/baton-node in pieces a page fault maps no more of than of a file read from disk", { skip: NO_KPAGEFLAGS }, () => {
   // Written 1 MiB at a time, the copy sat in the page cache in 1 MiB folios (ext4 on Linux 6.16+, XFS), and each step
   // run from it mapped 74 MiB of it, not 46, and handed on ~2 ms later (docs/performance.md). On a file system or
   // kernel without large folios every folio is one page, and this holds trivially.
