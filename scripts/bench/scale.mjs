@@ -203,8 +203,9 @@ async function scaleOnce(ctx, rt, n, figure) {
         { label: `hand-offs 1-${FIRST_PART} / ${FIRST_PART + 1}-${n}`, text: handoffs.length > FIRST_PART
           ? `medians ${summarize(handoffs.slice(0, FIRST_PART)).median.toFixed(1)} / ${summarize(handoffs.slice(FIRST_PART)).median.toFixed(1)} ms`
           : "too few" },
-        // The chain's first hand-offs are slow in a run where the Node binary's page cache is in small folios, as a
-        // node's is after an image pull or a re-read by page faults (docs/performance.md): say which this run had.
+        // The chain's first hand-offs were slow in 19 of 20 runs with the Node binary's page cache in small folios, as
+        // a node's is after an image pull or a re-read by page faults, and in none of 6 with it in large ones
+        // (docs/performance.md): say which this run had.
         { label: "Node binary in the page cache", text: folios
           ? `${Math.round((100 * folios.large) / folios.mapped)} % in large folios (${folios.large} of the ${folios.mapped} pages of ${basename(folios.file)} a waiting step maps)`
           : "not known (needs /proc/kpageflags)" },
