@@ -6,6 +6,7 @@
 // src/run/reaper.ts, on the main thread, never inside a signal handler.
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
+#include <dlfcn.h>
 #include <errno.h>
 #include <node_api.h>
 #include <signal.h>
@@ -259,6 +260,18 @@ static napi_value trim_memory(napi_env env, napi_callback_info info) {
   return int_value(env, malloc_trim != NULL ? malloc_trim(0) : 0);
 }
 
+// stopBaselineCompiler(): V8's baseline compiler (Sparkplug) off for the rest of the process (why and when:
+// src/process/baseline-compiler.ts). Through v8::V8::SetFlagsFromString(const char*), V8's embedder API, which every
+// Node binary exports for C++ addons and which node:v8's setFlagsFromString calls; found by its exported name, so that
+// a Node without it only means no change. 1 when the flag was set, 0 when the function was not found.
+static napi_value stop_baseline_compiler(napi_env env, napi_callback_info info) {
+  (void)info;
+  void (*set_flags)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "_ZN2v82V818SetFlagsFromStringEPKc");
+  if (set_flags == NULL) return int_value(env, 0);
+  set_flags("--no-sparkplug");
+  return int_value(env, 1);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor functions[] = {
       {"peekExited", NULL, peek_exited, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -269,6 +282,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"spawnBytes", NULL, spawn_bytes, NULL, NULL, NULL, napi_enumerable, NULL},
       {"waitStatus", NULL, wait_status, NULL, NULL, NULL, napi_enumerable, NULL},
       {"trimMemory", NULL, trim_memory, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"stopBaselineCompiler", NULL, stop_baseline_compiler, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   define_wait_functions(env, exports);

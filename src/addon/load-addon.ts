@@ -22,6 +22,8 @@ export interface NativeAddon {
   waitStatus(pid: number): number;
   /** malloc_trim(0) where the C library has it: 1 when memory went back to the kernel, else 0 (src/process/trim-memory.ts). */
   trimMemory(): number;
+  /** V8's baseline compiler off (src/process/baseline-compiler.ts): 1 when done, 0 when V8's flag call is not found. Older addons lack it. */
+  stopBaselineCompiler?(): number;
   /**
    * A thread blocks in flock(fd, LOCK_SH), closes fd, then calls back with 0 (or an errno): the writer let go of its
    * liveness lock. A handle for forgetWait, or a negative errno when no thread could start (fd is then still ours).

@@ -29,7 +29,7 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
  * and the debug breakpoints; the CEL chunk's code for a `when` with CEL), so that the hand-off after the wait does not.
  */
 export function preloadFeatures(options: StepOptions): void {
-  if (!options.debugBeforeStep && !options.breakpointOnFailure && !usesStepFeatures(options)) return;
+  if (!needsFeatures(options)) return;
   const when = options.when;
   // A chunk that does not load is told when the step asks for it.
   loadTektonChunk().then(
@@ -47,6 +47,11 @@ export const decideCommand = (async function decideCommand(options: StepOptions,
   if (!usesStepFeatures(options)) return { run: options.command };
   return (await loadTektonChunk()).decideTektonCommand(options, signal);
 });
+
+/** Whether the step needs the Tekton chunk after its wait: a debug breakpoint, a `when`, a $(steps...) reference. */
+export function needsFeatures(options: StepOptions): boolean {
+  return options.debugBeforeStep || options.breakpointOnFailure || usesStepFeatures(options);
+}
 
 /** A `when`, or a $(steps...) reference in the environment, the command or a Tekton script. */
 function usesStepFeatures(options: StepOptions): boolean {

@@ -11,9 +11,10 @@ import { prepareToSpawn } from "../run/start-process.js";
 import { describeInternalError } from "../process/internal-error.js";
 import { endsWait } from "../process/signals.js";
 import { prepareToStepAside } from "../process/step-aside.js";
+import { stopBaselineCompiler } from "../process/baseline-compiler.js";
 import { trimWhileWaiting } from "../process/trim-memory.js";
 import { loadTektonChunk } from "../tekton/load.js";
-import { decideCommand, preloadFeatures } from "./features.js";
+import { decideCommand, needsFeatures, preloadFeatures } from "./features.js";
 import { handOn } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
 import { STEP_WORLD, type StepPorts } from "./ports.js";
@@ -128,6 +129,16 @@ async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome
   }
 }
 
+/**
+ * A step that has waited TRIM_AFTER_MS is past start-up: it gives back the memory start-up freed and, unless its hand-on
+ * path loads a Node built-in module (the Tekton chunk's features, zlib for a compressed termination message), turns V8's
+ * baseline compiler off (src/process/baseline-compiler.ts).
+ */
+function settle(options: StepOptions, released: boolean): void {
+  const compilerOff = !needsFeatures(options) && !options.compressTerminationMessage && stopBaselineCompiler();
+  emit("trimmed", { released, compilerOff });
+}
+
 /** 1. Waits for each file in order. undefined: go on and run the command; otherwise why the step ends here. */
 async function waitForPreviousSteps(options: StepOptions, step: StepState, waitAbort: AbortController, io: StepIO): Promise<Happened | undefined> {
   if (options.waitFiles.length > 0) {
@@ -138,7 +149,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
       if (options.postFile !== undefined) prepareToStepAside();
     });
   }
-  const trimming = options.waitFiles.length > 0 ? trimWhileWaiting((released) => emit("trimmed", { released })) : undefined;
+  const trimming = options.waitFiles.length > 0 ? trimWhileWaiting((released) => settle(options, released)) : undefined;
   const timer =
     options.waitTimeoutMs > 0
       ? after(options.waitTimeoutMs, () => {

@@ -25,8 +25,8 @@ function taggedDeclarations(): Set<string> {
   return tagged;
 }
 
-/** V8's function events on the bundle's script, each with the line of src/ it maps to. */
-function bundleFunctionEvents(log: string): { event: string; at: string }[] {
+/** V8's function events on the bundle's script, each with the line of src/ it maps to and its own line in the log. */
+function bundleFunctionEvents(log: string): { event: string; at: string; line: number }[] {
   const text = readFileSync(BATON, "latin1");
   const map = new SourceMap(JSON.parse(readFileSync(`${BATON}.map`, "utf8")));
   const lineStarts = [0];
@@ -34,16 +34,16 @@ function bundleFunctionEvents(log: string): { event: string; at: string }[] {
   const lines = log.split("\n").map((line) => line.split(","));
   const script = lines.find((f) => f[0] === "script-details" && f[2] === BATON)?.[1];
   assert.ok(script, `V8's log names no script ${BATON}`);
-  const events: { event: string; at: string }[] = [];
-  for (const [kind, event, id, start] of lines) {
-    if (kind !== "function" || id !== script) continue;
+  const events: { event: string; at: string; line: number }[] = [];
+  lines.forEach(([kind, event, id, start], logLine) => {
+    if (kind !== "function" || id !== script) return;
     const offset = Number(start);
     let line = 0;
     while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= offset) line++;
     const entry = map.findEntry(line, offset - lineStarts[line]!) as { originalSource?: string; originalLine?: number };
-    if (!entry.originalSource) continue;
-    events.push({ event: event!, at: `${relative(SRC, resolve(resolve(BATON, ".."), entry.originalSource))}:${entry.originalLine! + 1}` });
-  }
+    if (!entry.originalSource) return;
+    events.push({ event: event!, at: `${relative(SRC, resolve(resolve(BATON, ".."), entry.originalSource))}:${entry.originalLine! + 1}`, line: logLine });
+  });
   return events;
 }
 
@@ -81,6 +81,47 @@ test("the functions tagged Eager in src/ are compiled with the bundle, not at th
   // AbortController and DOMException code, ~0.5 ms, which sat between the command's exit and the post file).
   const aborts = nodeFunctionEvents(readFileSync(log, "utf8"), "node:internal/abort_controller", "abort").filter((e) => e === "first-execution");
   assert.deepEqual(aborts, [], "a step with no cancel file aborted an AbortController");
+});
+
+test("a plain step that has waited compiles nothing with V8's baseline compiler, and loads no Node built-in, after its wait", async () => {
+  // The step turns the baseline compiler off when it trims (src/process/baseline-compiler.ts). That changes V8's flag
+  // hash, so a Node built-in loaded after it would compile without its code cache: none may load on the hand-on path.
+  const dir = tempDir();
+  const log = join(dir, "v8.log");
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
+    // --log-code: each piece of code V8 makes, baseline code marked `^` (Node 20's log has no `baseline` function event).
+    baton: [process.execPath, "--log-function-events", "--log-code", `--logfile=${log}`, "--no-logfile-per-isolate", BATON],
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  const trimmed = await eventSeen(events, "trimmed");
+  assert.equal(trimmed.compilerOff, true, "the step did not turn the baseline compiler off");
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stderr, "", "V8 said something about the flag");
+
+  const text = readFileSync(log, "utf8");
+  const woke = bundleFunctionEvents(text).find((e) => e.event === "first-execution" && e.at === RUN_COMMAND);
+  assert.ok(woke, `no first run of ${RUN_COMMAND} in V8's log`);
+  const after = text.split("\n").slice(woke.line).map((line) => line.split(","));
+  const baseline = after.filter((f) => f[0] === "code-creation" && f[1] === "JS" && f.at(-1) === "^").map((f) => f[6]);
+  assert.deepEqual(baseline, [], `baseline-compiled after the wait: ${baseline.join(", ")}`);
+  const builtins = after.filter((f) => f[0] === "script-details" && f[2]!.startsWith("node:")).map((f) => f[2]);
+  assert.deepEqual(builtins, [], `Node built-ins loaded after the wait: ${builtins.join(", ")}`);
+});
+
+test("a step with Tekton's features keeps the baseline compiler", async () => {
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
+    // A $(steps...) reference the step substitutes after its wait, with the Tekton chunk's code.
+    env: cleanEnv({ BATON_EVENTS: events, SOME_PATH: "$(steps.step-a.exitCode.path)" }),
+  });
+  const trimmed = await eventSeen(events, "trimmed");
+  assert.equal(trimmed.compilerOff, false);
+  writeFileSync(join(dir, "prev"), "");
+  assert.equal((await baton.exited).code, 0);
 });
 
 /** V8's function events (parse-function, first-execution, ...) for the functions named `name` of Node's `script`. */
