@@ -2,6 +2,7 @@
 // budget: one copy, imported by scripts/bench/lib.mjs (re-exported) and by test/integration/. No side effects (lib.mjs
 // installs signal handlers, which a test process must not get).
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { PROC } from "./proc.mjs";
 
 /**
  * The open descriptors of `pid` and what each points at (`anon_inode:inotify`, `PATH (deleted)`, ...); none when it
@@ -12,13 +13,13 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 export function openDescriptors(pid) {
   let fds;
   try {
-    fds = readdirSync(`/proc/${pid}/fd`);
+    fds = readdirSync(`${PROC}/${pid}/fd`);
   } catch {
     return [];
   }
   return fds.flatMap((fd) => {
     try {
-      return [{ fd, target: readlinkSync(`/proc/${pid}/fd/${fd}`) }];
+      return [{ fd, target: readlinkSync(`${PROC}/${pid}/fd/${fd}`) }];
     } catch {
       return []; // the fd closed while we looked
     }
@@ -51,7 +52,7 @@ export function inotifyInstances(pid) {
 export function hasInotifyWatch(pid) {
   return inotifyDescriptors(pid).some((fd) => {
     try {
-      return readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8").includes("inotify wd:");
+      return readFileSync(`${PROC}/${pid}/fdinfo/${fd}`, "utf8").includes("inotify wd:");
     } catch {
       return false;
     }

@@ -3,9 +3,11 @@ import { spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hasInotifyWatch } from "./inotify.mjs";
+import { PROC } from "./proc.mjs";
 
 export { sleep };
 export { hasInotifyWatch, inotifyInstances, withInotifyLimit } from "./inotify.mjs";
+export { withOwnProc } from "./proc.mjs";
 
 /**
  * Every timed process gets exactly this environment, as `env -i PATH=/usr/local/bin:/usr/bin:/bin` would
@@ -103,7 +105,7 @@ export function warnOnce(message) {
 
 /** The host PID of the first child of `pid` (the PID 1 that `unshare --fork` started). */
 export function firstChildPid(pid) {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
+  const children = readFileSync(`${PROC}/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
   if (!children[0]) throw new Error(`process ${pid} has no child`);
   return Number(children[0]);
 }
@@ -138,7 +140,7 @@ export function waitForLine(child, line, timeoutMs = 10_000) {
 /** True while the main thread of `pid` sleeps in epoll_wait: its event loop has nothing to do. */
 function eventLoopIdle(pid) {
   try {
-    return /epoll/.test(readFileSync(`/proc/${pid}/wchan`, "utf8"));
+    return /epoll/.test(readFileSync(`${PROC}/${pid}/wchan`, "utf8"));
   } catch {
     return false;
   }
@@ -180,16 +182,16 @@ export async function waitUntilIdle(children, { timeoutMs = 30_000, looks = 3, e
 export function cpuTime(pid) {
   let ns = 0;
   let wakeups = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
+  for (const task of readdirSync(`${PROC}/${pid}/task`)) {
     try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-      wakeups += Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${task}/status`, "utf8"))?.[1] ?? 0);
+      ns += Number(readFileSync(`${PROC}/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      wakeups += Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(readFileSync(`${PROC}/${pid}/task/${task}/status`, "utf8"))?.[1] ?? 0);
     } catch {
       // The thread ended while we looked.
     }
   }
   // The process's stat adds up its threads, live and ended; comm may hold spaces, so count fields after its ')'.
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const fields = readFileSync(`${PROC}/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return { ns, ticks: Number(fields[11]) + Number(fields[12]), wakeups };
 }
 
@@ -209,7 +211,7 @@ export function machineTicks() {
  */
 export function binaryFolios(pid) {
   const ranges = new Map();
-  for (const line of readFileSync(`/proc/${pid}/maps`, "utf8").split("\n")) {
+  for (const line of readFileSync(`${PROC}/${pid}/maps`, "utf8").split("\n")) {
     const [span, , , , , path] = line.split(/\s+/);
     if (!path?.startsWith("/")) continue;
     const [from, to] = span.split("-").map((hex) => parseInt(hex, 16) / 4096);
@@ -218,7 +220,7 @@ export function binaryFolios(pid) {
   let pagemap;
   let flags;
   try {
-    pagemap = openSync(`/proc/${pid}/pagemap`, "r");
+    pagemap = openSync(`${PROC}/${pid}/pagemap`, "r");
     flags = openSync("/proc/kpageflags", "r");
     const entry = Buffer.alloc(8);
     let best = { file: "", mapped: 0, large: 0 };
@@ -249,6 +251,6 @@ export function binaryFolios(pid) {
 
 /** A line of /proc/PID/status in KiB (RssAnon, VmHWM, ...). */
 export function statusKiB(pid, key) {
-  return Number(new RegExp(`^${key}:\\s*(\\d+)`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+  return Number(new RegExp(`^${key}:\\s*(\\d+)`, "m").exec(readFileSync(`${PROC}/${pid}/status`, "utf8"))?.[1] ?? NaN);
 }
 

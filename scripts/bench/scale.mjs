@@ -8,8 +8,9 @@ import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
 import {
   binaryFolios, cpuTime, expectExit, hasInotifyWatch, inotifyInstances, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
-  waitUntilIdle, withInotifyLimit,
+  waitUntilIdle, withInotifyLimit, withOwnProc,
 } from "./lib.mjs";
+import { PROC } from "./proc.mjs";
 
 // make bench runs N = 200 (the targets' N) on each runtime; --steps 50,200,500 the whole scale (docs/performance.md).
 export const DEFAULT_SCALE_STEPS = [200];
@@ -63,6 +64,8 @@ async function scaleOnce(ctx, rt, n, figure) {
     String(holder.pid), real, view, String(i), "--", ...rt.baton, ...batonArgs, "--", ...command,
   ]);
   const stepsRunning = [];
+  // The bench's reads of the steps' /proc go through a procfs of its own, unmounted before the chain (proc.mjs).
+  const releaseProc = withOwnProc();
   const phases = {};
   let phaseStart = now();
   const phase = (name) => {
@@ -139,6 +142,7 @@ async function scaleOnce(ctx, rt, n, figure) {
     }
 
     phase("kill");
+    releaseProc();
 
     // The hand-offs: the bench writes run/0/out; post file of step i seen -> command of step i+1 started.
     const watcher = start(probes.runwatch, Array.from({ length: n }, (_, k) => join(real, String(k + 1))), { stdio: ["ignore", "pipe", "pipe"] });
@@ -227,6 +231,7 @@ async function scaleOnce(ctx, rt, n, figure) {
         `seconds spent: ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join(", ")}`,
     };
   } finally {
+    releaseProc();
     for (const child of [...stepsRunning, idleNode, holder]) {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
@@ -273,6 +278,6 @@ function isPollWarning(stderr) {
 
 /** The pid of the command a running step's baton started (its first child), or undefined while it has none. */
 function commandOf(pid) {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+  const children = readFileSync(`${PROC}/${pid}/task/${pid}/children`, "utf8").trim();
   return children ? Number(children.split(/\s+/)[0]) : undefined;
 }
