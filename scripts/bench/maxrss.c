@@ -1,5 +1,6 @@
-// maxrss CMD [ARG...]: runs CMD and prints its lifetime peak RSS in KiB (wait4's ru_maxrss) on stderr.
-// Used for `node -e ""`, which has no command of its own during which a probe could look.
+// maxrss CMD [ARG...]: runs CMD and prints its lifetime peak RSS in KiB (wait4's ru_maxrss) and the CPU time it used,
+// all threads, in microseconds (ru_utime + ru_stime, whose sum is the scheduler's exact runtime) on stderr.
+// Used for `node -e ""`, which has no command of its own during which a probe could look, and by wake-cpu.mjs.
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -12,5 +13,6 @@ int main(int argc, char **argv) {
   int status; struct rusage ru;
   if (wait4(pid, &status, 0, &ru) < 0) return 1;
   fprintf(stderr, "maxrss %ld\n", ru.ru_maxrss);
+  fprintf(stderr, "cpu_us %ld\n", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
