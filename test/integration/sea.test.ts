@@ -98,6 +98,22 @@ test("NODE_OPTIONS from the image changes nothing for baton and reaches the comm
   assert.deepEqual(childEnv, env, "the command gets baton's environment unchanged (no LD_LIBRARY_PATH added)");
 });
 
+test("a waiting standalone baton turns V8's baseline compiler off through its addon, and says nothing of it", async () => {
+  // The addon finds V8's SetFlagsFromString among the stripped binary's exported symbols (src/process/baseline-compiler.ts).
+  const dir = tempDir();
+  const events = join(dir, "events.jsonl");
+  const baton = startBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
+    baton: [STANDALONE],
+    env: cleanEnv({ BATON_EVENTS: events }),
+  });
+  const trimmed = await eventSeen(events, "trimmed");
+  assert.equal(trimmed.compilerOff, true);
+  writeFileSync(join(dir, "prev"), "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stderr, "");
+});
+
 test("SIGUSR1 to the standalone baton reaches the command and opens no inspector port", { skip }, async (t) => {
   // Control: the same probe sees the inspector that SIGUSR1 opens in a plain Node (any free port).
   const node = spawn(process.execPath, ["--inspect-port=0", "-e", "setInterval(() => {}, 1000)"], { stdio: ["ignore", "ignore", "pipe"] });
