@@ -25,12 +25,16 @@ export function withOwnProc() {
   }
   PROC = mountPoint;
   let mounted = true;
-  return () => {
+  const release = () => {
     if (!mounted) return;
     mounted = false;
     PROC = "/proc";
+    process.off("exit", release);
     // Lazy: a read still open (none should be) does not keep the mount; the superblock goes with its last user.
     spawnSync("umount", ["-l", mountPoint]);
     rmdirSync(mountPoint); // not recursive: never into a procfs
   };
+  // A bench stopped by a signal or a failed row ends through process.exit (lib.mjs): no procfs is left in /tmp.
+  process.on("exit", release);
+  return release;
 }
