@@ -111,18 +111,25 @@ test("a plain step that has waited compiles nothing with V8's baseline compiler,
   assert.deepEqual(builtins, [], `Node built-ins loaded after the wait: ${builtins.join(", ")}`);
 });
 
-test("a step with Tekton's features keeps the baseline compiler", async () => {
-  const dir = tempDir();
-  const events = join(dir, "events.jsonl");
-  const baton = startBaton(["--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
-    // A $(steps...) reference the step substitutes after its wait, with the Tekton chunk's code.
-    env: cleanEnv({ BATON_EVENTS: events, SOME_PATH: "$(steps.step-a.exitCode.path)" }),
+// Each of these loads code after its wait that a changed V8 flag would make compile without Node's code cache.
+for (const [name, options, env] of [
+  // A $(steps...) reference the step substitutes after its wait, with the Tekton chunk's code.
+  ["a step with Tekton's features", [], { SOME_PATH: "$(steps.step-a.exitCode.path)" }],
+  // zlib, loaded on the hand-on path to compress the termination message.
+  ["a step with a compressed termination message", ["--compress-termination-message"], {}],
+] as const) {
+  test(`${name} keeps the baseline compiler`, async () => {
+    const dir = tempDir();
+    const events = join(dir, "events.jsonl");
+    const baton = startBaton([...options, "--wait-file", join(dir, "prev"), "--post-file", join(dir, "post"), "--", "true"], {
+      env: cleanEnv({ BATON_EVENTS: events, ...env }),
+    });
+    const trimmed = await eventSeen(events, "trimmed");
+    assert.equal(trimmed.compilerOff, false);
+    writeFileSync(join(dir, "prev"), "");
+    assert.equal((await baton.exited).code, 0);
   });
-  const trimmed = await eventSeen(events, "trimmed");
-  assert.equal(trimmed.compilerOff, false);
-  writeFileSync(join(dir, "prev"), "");
-  assert.equal((await baton.exited).code, 0);
-});
+}
 
 /** V8's function events (parse-function, first-execution, ...) for the functions named `name` of Node's `script`. */
 function nodeFunctionEvents(log: string, script: string, name: string): string[] {
