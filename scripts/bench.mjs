@@ -1,13 +1,15 @@
 // `make bench`: baton's speed beside the reference tools, measured in one run on this machine.
 // Prints one table and writes it to .bench/results.json (and .bench/results.md, the table of docs/performance.md).
 //   node scripts/bench.mjs [--quick] [--only 1,3,...] [--runtimes 20,22,24,sea] [--bundle FILE.cjs] [--baton PATH]
-//                          [--steps 50,200,500] [--start-last-first] [--command-ms N]
+//                          [--steps 50,200,500] [--start-last-first] [--command-ms N] [--inotify-limit N]
 // Rows 1c, 3, 5, 6 and 8 run once per runtime: the bundle on each pinned Node (scripts/nodes) and the standalone build,
 // each beside its own Node's figures; the other rows once, on dist/baton.cjs started by its shebang (this machine's
 // `node`). --bundle runs another bundle on the pinned Nodes; --baton PATH measures one other baton in every row (both
 // for before/after figures). --steps lists the N of row 8 (N steps waiting at once), one row each; --start-last-first
 // starts row 8's steps from the last to the first (the chain then begins with the youngest processes: a diagnostic,
-// docs/performance.md); --command-ms N makes each of row 8's commands take N ms, as real steps take a while (another).
+// docs/performance.md); --command-ms N makes each of row 8's commands take N ms, as real steps take a while (another);
+// --inotify-limit N gives row 8's steps N inotify instances instead of 16 (with --bundle: a baton that watches with
+// inotify, given all it wants: docs/performance.md).
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
 import { execFileSync } from "node:child_process";
@@ -41,6 +43,7 @@ const runtimeKeys = option("--runtimes")?.split(",");
 const scaleSteps = option("--steps")?.split(",").map(Number) ?? (quick ? [50] : DEFAULT_SCALE_STEPS);
 const scaleStartLastFirst = flag("--start-last-first");
 const scaleCommandMs = option("--command-ms");
+const scaleInotifyLimit = option("--inotify-limit");
 
 // Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget.
 const reps = quick
@@ -82,6 +85,7 @@ async function main() {
     scaleSteps,
     scaleStartLastFirst,
     scaleCommandMs,
+    scaleInotifyLimit,
   };
   const host = machine();
   log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}, load ${host.loadAverageAtStart.join(" ")}`);

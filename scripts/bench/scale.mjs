@@ -14,6 +14,7 @@ import { PROC } from "./proc.mjs";
 
 // make bench runs N = 200 (the targets' N) on each runtime; --steps 50,200,500 the whole scale (docs/performance.md).
 export const DEFAULT_SCALE_STEPS = [200];
+/** The targets' budget; --inotify-limit N changes it (a diagnostic, docs/performance.md). */
 const INOTIFY_LIMIT = 16;
 /**
  * A waiting step woken this often per second polls: the fallback poll (no inotify instance left) wakes it 10 times a
@@ -35,9 +36,11 @@ const FIRST_PART = 40;
 const POST_CONTENT = '{"exitCode":0,"reason":"Completed"}\n';
 const mark = (ok) => (ok ? "✓" : "✗");
 
+const inotifyLimit = (ctx) => Number(ctx.scaleInotifyLimit ?? INOTIFY_LIMIT);
+
 /** One row per N in ctx.scaleSteps, on runtime `rt`. */
 export async function waitingAtScale(ctx, rt) {
-  const figure = (n) => `${n} steps waiting, ${INOTIFY_LIMIT} inotify instances${ctx.scaleStartLastFirst ? ", started last-first" : ""}` +
+  const figure = (n) => `${n} steps waiting, ${inotifyLimit(ctx)} inotify instances${ctx.scaleStartLastFirst ? ", started last-first" : ""}` +
     `${ctx.scaleCommandMs ? `, ${ctx.scaleCommandMs} ms commands` : ""}, ${rt.label}`;
   if (!ctx.root) {
     return ctx.scaleSteps.map((n) => ({ id: "8", figure: figure(n), skipped: "needs root (user and mount namespaces)", target: "", pass: null, references: [] }));
@@ -57,7 +60,7 @@ async function scaleOnce(ctx, rt, n, figure) {
   for (let i = 0; i <= n + 2 * killTrials; i++) mkdirSync(join(real, String(i)), { recursive: true });
   mkdirSync(view);
 
-  const [unshare, ...limited] = withInotifyLimit(INOTIFY_LIMIT);
+  const [unshare, ...limited] = withInotifyLimit(inotifyLimit(ctx));
   const holder = start(unshare, [...limited, "sh", "-c", "echo ready && exec sleep 100000"], { stdio: ["ignore", "pipe", "pipe"] });
   const idleNode = start(rt.node, ["-e", "setInterval(() => {}, 1e9)"]);
   const spawnStep = (i, batonArgs, command) => start(probes.nsstep, [
@@ -219,14 +222,14 @@ async function scaleOnce(ctx, rt, n, figure) {
           `(floor ${(machine.msPerHandoff / machine.cpus).toFixed(1)} ms): busy ${machine.busyPct}%, idle ${machine.idlePct}%, steal ${machine.stealPct}%` },
       ],
       scale: {
-        steps: n, inotifyLimit: INOTIFY_LIMIT, quietSeconds: seconds, idleCpuUs, idleCpuTicksUs, nodeCpuUs,
+        steps: n, inotifyLimit: inotifyLimit(ctx), quietSeconds: seconds, idleCpuUs, idleCpuTicksUs, nodeCpuUs,
         rssAnonKiB: rssKiB, nodeRssAnonKiB: nodeRssKiB, inotifyInstances: instances, wakeups, polling, saidPolling, killNoticeMs: killNotice,
         phaseSeconds: phases,
         chainMachine: machine,
         binaryFolios: folios,
         notIdle,
       },
-      note: `Tekton's run/<i>/out, each step in its own mount namespace (the others' folders read-only), one user namespace with max_inotify_instances=${INOTIFY_LIMIT}; ` +
+      note: `Tekton's run/<i>/out, each step in its own mount namespace (the others' folders read-only), one user namespace with max_inotify_instances=${inotifyLimit(ctx)}; ` +
         `hand-off: post file seen (C inotify watcher) -> next command started; idle CPU: schedstat of every thread over ${QUIET_MS / 1000} s, every step waiting${notIdle ? ` but ${notIdle} still starting` : ""}; ` +
         `seconds spent: ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join(", ")}`,
     };
