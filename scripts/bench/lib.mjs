@@ -24,15 +24,49 @@ export function readStamp(path) {
   return BigInt(readFileSync(path, "utf8").trim());
 }
 
-/** Every process the bench started and has not seen end: killed if the bench stops early (a failed row). */
+/** Every process the bench started and has not seen end: killed, with all below it, if the bench stops early (a failed row). */
 const running = new Set();
 process.on("exit", () => {
-  for (const child of running) {
-    try {
-      child.kill("SIGKILL");
-    } catch {}
-  }
+  for (const child of running) killTree(child.pid);
 });
+
+/**
+ * SIGKILL to `pid` and every process below it, the tree read first. A baton killed alone leaves its command running:
+ * the command has a session of its own, and outside a PID namespace nothing else ends it (row 8's `sleep`s did).
+ * Through /proc, not PROC: row 8's own procfs may be gone by then.
+ */
+export function killTree(pid) {
+  const tree = [];
+  const visit = (p) => {
+    tree.push(p);
+    for (const child of childrenOf(p)) visit(child);
+  };
+  if (pid !== undefined) visit(pid);
+  for (const p of tree) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      // ended already
+    }
+  }
+}
+
+/** The children of every thread of `pid`; none once it has ended. */
+function childrenOf(pid) {
+  let threads;
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return threads.flatMap((tid) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  });
+}
 for (const [signal, number] of [["SIGINT", 2], ["SIGTERM", 15], ["SIGHUP", 1]]) process.on(signal, () => process.exit(128 + number));
 
 /** Starts a process with the clean environment. stdin and stdout are ignored unless given; stderr is kept for errors. */

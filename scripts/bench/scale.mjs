@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statfsSync, w
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
 import {
-  binaryFolios, cpuTime, expectExit, hasInotifyWatch, inotifyInstances, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
+  binaryFolios, cpuTime, expectExit, hasInotifyWatch, inotifyInstances, killTree, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
   waitUntilIdle, withInotifyLimit, withOwnProc,
 } from "./lib.mjs";
 import { PROC } from "./proc.mjs";
@@ -42,8 +42,13 @@ const inotifyLimit = (ctx) => Number(ctx.scaleInotifyLimit ?? INOTIFY_LIMIT);
 export async function waitingAtScale(ctx, rt) {
   const figure = (n) => `${n} steps waiting, ${inotifyLimit(ctx)} inotify instances${ctx.scaleStartLastFirst ? ", started last-first" : ""}` +
     `${ctx.scaleCommandMs ? `, ${ctx.scaleCommandMs} ms commands` : ""}, ${rt.label}`;
-  if (!ctx.root) {
-    return ctx.scaleSteps.map((n) => ({ id: "8", figure: figure(n), skipped: "needs root (user and mount namespaces)", target: "", pass: null, references: [] }));
+  const skip = (why) => ctx.scaleSteps.map((n) => ({ id: "8", figure: figure(n), skipped: why, target: "", pass: null, references: [] }));
+  if (!ctx.root) return skip("needs root (user and mount namespaces)");
+  // The steps' instances count against the node's own limit too (each user namespace's up to the first), and the
+  // bench's watchers need theirs there: more than the node allows is not a row.
+  const nodeLimit = Number(readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
+  if (inotifyLimit(ctx) > nodeLimit) {
+    return skip(`--inotify-limit ${inotifyLimit(ctx)} is over the node's own ${nodeLimit}: raise /proc/sys/fs/inotify/max_user_instances first`);
   }
   const rows = [];
   for (const n of ctx.scaleSteps) rows.push(await scaleOnce(ctx, rt, n, figure(n)));
@@ -235,8 +240,9 @@ async function scaleOnce(ctx, rt, n, figure) {
     };
   } finally {
     releaseProc();
+    // A step's whole tree: a baton killed alone leaves its command (the kill trials' `sleep`) running.
     for (const child of [...stepsRunning, idleNode, holder]) {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (child.exitCode === null && child.signalCode === null) killTree(child.pid);
     }
     await Promise.allSettled([...stepsRunning, idleNode, holder].map((c) => c.exited));
     rmSync(dir, { recursive: true, force: true });
