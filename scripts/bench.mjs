@@ -9,8 +9,8 @@
 // starts row 8's steps from the last to the first (the chain then begins with the youngest processes: a diagnostic,
 // docs/performance.md); --command-ms N makes each of row 8's commands take N ms, as real steps take a while (another);
 // --inotify-limit N gives row 8's steps N inotify instances instead of 16 (with --bundle: a baton that watches with
-// inotify, given all it wants: docs/performance.md). `--bundle scripts/bench/bare-step.cjs` runs the rows on a bare
-// Node step that only waits and spawns (row 8's floor on this machine, the same section).
+// inotify, given all it wants: docs/performance.md). `--only 8 --bundle scripts/bench/bare-step.cjs` runs row 8 on a
+// bare Node step that only waits and spawns (the row's floor on this machine, the same section).
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
 // and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
 import { execFileSync } from "node:child_process";

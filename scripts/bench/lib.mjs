@@ -24,7 +24,7 @@ export function readStamp(path) {
   return BigInt(readFileSync(path, "utf8").trim());
 }
 
-/** Every process the bench started and has not seen end: killed, with all below it, if the bench stops early (a failed row). */
+/** Every process the bench started and has not seen end: killed with all below it if the bench stops early (a failed row). */
 const running = new Set();
 process.on("exit", () => {
   for (const child of running) killTree(child.pid);
