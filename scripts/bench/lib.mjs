@@ -39,7 +39,7 @@ export function killTree(pid) {
   const tree = [];
   const visit = (p) => {
     tree.push(p);
-    for (const child of childrenOf(p)) visit(child);
+    for (const child of childrenOf(p, "/proc")) visit(child);
   };
   if (pid !== undefined) visit(pid);
   for (const p of tree) {
@@ -51,17 +51,17 @@ export function killTree(pid) {
   }
 }
 
-/** The children of every thread of `pid`; none once it has ended. */
-function childrenOf(pid) {
+/** The pids of the children of every thread of `pid`, through `proc`; none once it has ended. */
+export function childrenOf(pid, proc = PROC) {
   let threads;
   try {
-    threads = readdirSync(`/proc/${pid}/task`);
+    threads = readdirSync(`${proc}/${pid}/task`);
   } catch {
     return [];
   }
   return threads.flatMap((tid) => {
     try {
-      return readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+      return readFileSync(`${proc}/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
     } catch {
       return [];
     }
@@ -139,9 +139,9 @@ export function warnOnce(message) {
 
 /** The host PID of the first child of `pid` (the PID 1 that `unshare --fork` started). */
 export function firstChildPid(pid) {
-  const children = readFileSync(`${PROC}/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
-  if (!children[0]) throw new Error(`process ${pid} has no child`);
-  return Number(children[0]);
+  const [child] = childrenOf(pid);
+  if (child === undefined) throw new Error(`process ${pid} has no child`);
+  return child;
 }
 
 /** Median and 95th percentile (nearest rank) of a list of numbers. */

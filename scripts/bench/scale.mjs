@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statfsSync, w
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
 import {
-  binaryFolios, cpuTime, expectExit, hasInotifyWatch, inotifyInstances, killTree, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
+  binaryFolios, childrenOf, cpuTime, expectExit, hasInotifyWatch, inotifyInstances, killTree, machineTicks, msBetween, now, readStamp, sleep, start, statusKiB, summarize, waitForLine,
   waitUntilIdle, withInotifyLimit, withOwnProc,
 } from "./lib.mjs";
 import { PROC } from "./proc.mjs";
@@ -132,7 +132,7 @@ async function scaleOnce(ctx, rt, n, figure) {
     await waitUntilIdle(pairs.flatMap((p) => [p.running, p.waiter]), { timeoutMs: 30_000 + 1000 * killTrials, isReady });
     const killNotice = [];
     for (const { b, running, waiter } of pairs) {
-      const command = commandOf(running.pid);
+      const [command] = childrenOf(running.pid); // the command the running baton started
       if (command === undefined) continue; // still starting on a busy machine: not measured (the row says how many were)
       const watcher = start(probes.runwatch, [join(real, String(b))], { stdio: ["ignore", "pipe", "pipe"] });
       let seen = "";
@@ -283,10 +283,4 @@ function stampFolder(dir) {
 /** baton's one line when the kernel refuses it an inotify watch and it polls instead. */
 function isPollWarning(stderr) {
   return /^baton: .*\bpolling\b/m.test(stderr);
-}
-
-/** The pid of the command a running step's baton started (its first child), or undefined while it has none. */
-function commandOf(pid) {
-  const children = readFileSync(`${PROC}/${pid}/task/${pid}/children`, "utf8").trim();
-  return children ? Number(children.split(/\s+/)[0]) : undefined;
 }
