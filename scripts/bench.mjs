@@ -88,8 +88,9 @@ async function main() {
     scaleCommandMs,
     scaleInotifyLimit,
   };
-  const host = machine();
-  log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}, load ${host.loadAverageAtStart.join(" ")}`);
+  const host = machine(ctx.probes);
+  const touch = host.firstTouchMsPerMiB === undefined ? "" : `, first touch of memory ${host.firstTouchMsPerMiB} ms/MiB`;
+  log(`baton ${baton}; ${host.nproc} x ${host.cpuModel}, Linux ${host.kernel}, node ${host.node}${touch}, load ${host.loadAverageAtStart.join(" ")}`);
   const bundle = option("--bundle") && resolve(option("--bundle"));
   const runtimes = findRuntimes(ROOT, { only: runtimeKeys, batonPath, bundle, log });
   log(`runtimes: ${runtimes.map((rt) => rt.label).join("; ")}`);
@@ -171,7 +172,8 @@ function summaryText(row) {
 
 function machineLine(r) {
   const m = r.machine;
-  return `${m.nproc} x ${m.cpuModel}, Linux ${m.kernel}, ${m.os}, Node ${m.node}, load ${m.loadAverageAtStart[0]} at start, ${r.loadAverageAtEnd[0]} at end (1-min average); ` +
+  const touch = m.firstTouchMsPerMiB === undefined ? "" : `, first touch of memory ${m.firstTouchMsPerMiB} ms/MiB`;
+  return `${m.nproc} x ${m.cpuModel}, Linux ${m.kernel}, ${m.os}, Node ${m.node}${touch}, load ${m.loadAverageAtStart[0]} at start, ${r.loadAverageAtEnd[0]} at end (1-min average); ` +
     `commit ${r.commit}, ${r.seconds} s${r.quick ? ", --quick" : ""}`;
 }
 

@@ -60,7 +60,7 @@ export function referenceTools(log) {
 }
 
 /** The machine the figures came from: they mean little without it. */
-export function machine() {
+export function machine(probes) {
   const cpuModel = cpus()[0]?.model ?? "unknown";
   let kernel = "unknown";
   try {
@@ -74,6 +74,12 @@ export function machine() {
   try {
     os = /PRETTY_NAME="([^"]*)"/.exec(readFileSync("/etc/os-release", "utf8"))?.[1] ?? os;
   } catch {}
+  // What a first touch of memory costs here (scripts/bench/firsttouch.c): a guest whose page tables the host shadows
+  // pays ~10 times what one with hardware paging does, at every Node process's start and exit.
+  let firstTouchMsPerMiB;
+  try {
+    firstTouchMsPerMiB = Number(execFileSync(probes.firsttouch, { encoding: "utf8" }).trim());
+  } catch {}
   return {
     nproc,
     cpuModel,
@@ -81,6 +87,7 @@ export function machine() {
     os,
     node: process.version,
     memoryGiB: Math.round(totalmem() / 2 ** 30),
+    firstTouchMsPerMiB,
     loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
   };
 }
