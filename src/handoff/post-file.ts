@@ -28,7 +28,7 @@ export interface PostRecord {
  * would start the next step while the command still runs. Usage errors.
  */
 export function checkPostFileNames(
-  options: Pick<StepOptions, "postFile" | "breakpointOnFailure" | "debugBeforeStep" | "terminationPath" | "stdoutPath" | "stderrPath">,
+  options: Pick<StepOptions, "postFile" | "waitFiles" | "breakpointOnFailure" | "debugBeforeStep" | "terminationPath" | "stdoutPath" | "stderrPath">,
 ): void {
   const postFile = options.postFile;
   if (postFile === undefined) return;
@@ -51,11 +51,25 @@ export function checkPostFileNames(
       throw usageError(`${option} ${file} is the post file or one of its companions: the next step would start while the command runs`);
     }
   }
+  // A step waiting for its own post file would wait for ever: its own lock says its writer lives.
+  for (const file of options.waitFiles) {
+    if (handOn.includes(samePath(file))) {
+      throw usageError(`wait file ${file} is this step's own post file or one of its companions: the step would wait for itself`);
+    }
+  }
 }
 
-/** `file` with its folder's symlinks resolved (the folders exist by now), to compare two paths. */
+/**
+ * `file` with its folder's symlinks resolved (the folders exist by now), to compare two paths. A working folder whose
+ * path is longer than PATH_MAX has no name getcwd(2) can give (ERANGE): relative paths are then compared as given.
+ */
 function samePath(file: string): string {
-  const folder = resolve(dirname(file));
+  let folder: string;
+  try {
+    folder = resolve(dirname(file));
+  } catch {
+    return join(dirname(file), basename(file));
+  }
   try {
     return join(realpathSync(folder), basename(file));
   } catch {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import {
-  IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, existsSync, join, readJson, readOr, startBaton, tempDir, type Exit, type StartOptions,
+  BATON, IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, existsSync, join, readJson, readOr, startBaton, tempDir, type Exit, type StartOptions,
 } from "./helpers.js";
 
 const skipRoot = !IS_ROOT && "needs root (PID namespace, mount namespace, tmpfs)";
@@ -232,6 +232,36 @@ for (const [build, label] of BUILDS) {
       assert.equal(readJson(`${post}.err`).exitCode, 2);
       assert.equal(existsSync(post), false);
     }
+  });
+
+  test(`${label}: --wait-file at the step's own post file (or one of its companions) is refused, not waited for ever: exit 2, POST.err`, async () => {
+    for (const suffix of ["", ".err", ".baton-live"]) {
+      const dir = tempDir();
+      const post = join(dir, "post");
+      const exit = await runWithin(["--wait-file", post + suffix, "--post-file", post, "--", "touch", join(dir, "ran")], build ? { baton: [...build] } : {});
+      assert.equal(exit.code, 2, exit.stderr);
+      assert.match(exit.stderr, /^baton: wait file .* is this step's own post file or one of its companions: the step would wait for itself\n$/);
+      assert.equal(existsSync(join(dir, "ran")), false);
+      assert.equal(readJson(`${post}.err`).exitCode, 2);
+    }
+  });
+
+  test(`${label}: a working folder whose path is longer than PATH_MAX (getcwd fails: ERANGE) still hands on by relative paths`, async () => {
+    // 25 folders of 200 bytes, each made and entered by a name relative to the one before: no system call sees the
+    // whole path (a shell's cd would: it keeps the logical path).
+    const script = `const { mkdirSync } = require("node:fs"); const { execFileSync } = require("node:child_process");
+      const [d, words] = ["d".repeat(200), process.argv.slice(1)];
+      for (let i = 0; i < 25; i++) { mkdirSync(d); process.chdir(d); }
+      mkdirSync("x");
+      const run = (...args) => execFileSync(words[0], [...words.slice(1), ...args], { stdio: "inherit" });
+      run("--post-file", "x/a", "--", "true");
+      run("--wait-file", "x/a", "--post-file", "x/b", "--", "true");
+      console.log(require("node:fs").readdirSync("x").sort().join(" "));`;
+    const words = build ? [...build] : [process.execPath, BATON];
+    const exit = await runWithin([], { baton: [process.execPath, "-e", script, ...words], cwd: tempDir() });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stderr, "", "no internal error (ERANGE from getcwd)");
+    assert.match(exit.stdout, /^a a\.baton-live a\.baton-wake b b\.baton-live b\.baton-wake\n$/);
   });
 
   test(`${label}: a post name whose debug file's name would be over 255 bytes is refused: exit 2, POST.err`, async () => {
