@@ -14,6 +14,7 @@ import { describeInternalError } from "./process/internal-error.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
+import { reserveDescriptor } from "./step/hand-on.js";
 import { warn } from "./base/warn.js";
 import { exitBaton } from "./process/exit.js";
 
@@ -62,6 +63,8 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   let setUp: () => void;
   try {
     options = parseStepOptions(argv);
+    // Before the events file or anything else takes a descriptor: at the descriptor limit, the one the post file needs.
+    if (options.postFile !== undefined) reserveDescriptor("/");
     configureEvents({ file: options.events, postFile: options.postFile });
     emit("start", { mode: "step" });
     checkStepPaths(options);

@@ -17,9 +17,9 @@ import { batonExitCode, settleOutcome, type Outcome } from "./outcome.js";
 let spare: number | undefined;
 
 /**
- * Keeps one descriptor in reserve from the step's start (the post file's folder, opened for reading), released just
- * before the report: a step whose baton ran out of descriptors (EMFILE) can still write its post file, which needs
- * one at a time.
+ * Keeps one descriptor in reserve from the step's start (a folder, opened for reading: "/" from main.ts, before the
+ * events file takes one; else the post file's), released just before the report: a step whose baton ran out of
+ * descriptors (EMFILE) can still write its post file, which needs one at a time.
  */
 export function reserveDescriptor(folder: string): void {
   try {
