@@ -14,7 +14,7 @@ import { describeInternalError } from "./process/internal-error.js";
 import { configureEvents, emit } from "./report/events.js";
 import { prepareFeatures } from "./step/features.js";
 import { reportEarlyFailure, runStep } from "./step/run-step.js";
-import { reserveDescriptor } from "./step/hand-on.js";
+import { reserveDescriptor } from "./base/spare-descriptor.js";
 import { warn } from "./base/warn.js";
 import { exitBaton } from "./process/exit.js";
 

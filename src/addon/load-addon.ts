@@ -4,6 +4,7 @@
 import { existsSync, mkdtempSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { withSpareDescriptor } from "../base/spare-descriptor.js";
 
 export interface NativeAddon {
   /** pid of an exited child that is not reaped yet (left unreaped), 0 if none */
@@ -71,7 +72,19 @@ let loaded: NativeAddon | undefined;
  * from its lib/ folder or else from its SEA assets.
  */
 export function loadNativeAddon(): NativeAddon {
-  loaded ??= loadAddonFile();
+  if (loaded !== undefined) return loaded;
+  try {
+    loaded = loadAddonFile();
+  } catch (error) {
+    // Out of descriptors (EMFILE), dlopen cannot open the file: once more in the step's spare descriptor's slot, or
+    // a waiter at the limit would have no lock to tell it that its writer died (src/handoff/liveness-lock.ts).
+    try {
+      loaded = withSpareDescriptor(loadAddonFile);
+    } catch {
+      // the same failure: the first one says it
+    }
+    if (loaded === undefined) throw error;
+  }
   return loaded;
 }
 

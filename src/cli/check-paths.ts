@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import { describeSystemError, usageError } from "../base/errors.js";
-import { statOrUndefined } from "../base/files.js";
+import { NAME_MAX, PATH_MAX, statOrUndefined } from "../base/files.js";
 import { makeFolders } from "../base/safe-files.js";
 import type { StepOptions } from "./step-options.js";
 
@@ -13,6 +13,7 @@ export function checkStepPaths(options: StepOptions): void {
     checkCanAppear(file);
   }
   if (options.postFile !== undefined) {
+    checkNamesAFile(options.postFile, "post file");
     if (statOrUndefined(options.postFile)?.isDirectory()) throw usageError(`post file ${options.postFile} is a directory`);
     makeFolder(dirname(options.postFile), "--post-file");
   }
@@ -28,6 +29,7 @@ export function checkStepPaths(options: StepOptions): void {
   ];
   for (const [file, option] of written) {
     if (file === undefined) continue;
+    checkNamesAFile(file, option);
     if (statOrUndefined(file)?.isDirectory()) throw usageError(`${option} ${file} is a directory`);
     makeFolder(dirname(file), option);
   }
@@ -36,14 +38,25 @@ export function checkStepPaths(options: StepOptions): void {
   }
 }
 
-/** Refuses a wait file that can never appear: one named with a trailing "/", or below something that is a file. */
-function checkCanAppear(file: string): void {
-  if (file.endsWith("/")) throw usageError(`wait file ${file} ends with "/": name a file`);
+/**
+ * Refuses a wait file (or a sidecar's stop file) that can never appear: one named with a trailing "/", with a name
+ * over NAME_MAX or a path over PATH_MAX (stat(2) would say ENAMETOOLONG for ever), or below something that is a file.
+ */
+export function checkCanAppear(file: string, what = "wait file"): void {
+  checkNamesAFile(file, what);
+  const tooLong = file.split("/").find((name) => Buffer.byteLength(name) > NAME_MAX);
+  if (tooLong !== undefined) throw usageError(`${what} ${file} can never appear: a name in it is over ${NAME_MAX} bytes`);
+  if (Buffer.byteLength(file) >= PATH_MAX) throw usageError(`${what} ${file} can never appear: its path is over ${PATH_MAX - 1} bytes`);
   for (let folder = dirname(file); ; folder = dirname(folder)) {
     const stats = statOrUndefined(folder);
     if (stats && !stats.isDirectory()) throw usageError(`wait file ${file} can never appear: ${folder} is a file`);
     if (stats || folder === dirname(folder)) return;
   }
+}
+
+/** A path baton writes or waits for must name a file: "DIR/" would be found wrong only once the command has run. */
+function checkNamesAFile(file: string, what: string): void {
+  if (file.endsWith("/")) throw usageError(`${what} ${file} ends with "/": name a file`);
 }
 
 export function makeFolder(folder: string, option: string): void {

@@ -165,15 +165,18 @@ const GO_ARCH: Readonly<Record<string, string>> = {
 export function platformCommand(env: NodeJS.ProcessEnv, platform = `${process.platform}/${GO_ARCH[process.arch] ?? process.arch}`): string[] {
   const json = env.TEKTON_PLATFORM_COMMANDS;
   if (!json) throw usageError("no command to run: Tekton's -entrypoint is missing and TEKTON_PLATFORM_COMMANDS is not set");
-  let commands: Record<string, unknown>;
+  let commands: unknown;
   try {
-    commands = JSON.parse(json) as Record<string, unknown>;
+    commands = JSON.parse(json);
   } catch {
     throw usageError("TEKTON_PLATFORM_COMMANDS is not valid JSON");
   }
+  if (typeof commands !== "object" || commands === null) {
+    throw usageError("TEKTON_PLATFORM_COMMANDS is not a JSON object of platforms");
+  }
   const variants = platform === "linux/arm64" ? ["linux/arm64/v8", platform] : platform === "linux/arm" ? ["linux/arm/v7", platform] : [platform];
   for (const key of variants) {
-    const command = commands[key];
+    const command = (commands as Record<string, unknown>)[key];
     if (Array.isArray(command) && command.length > 0 && command.every((word) => typeof word === "string")) return command;
   }
   throw usageError(`TEKTON_PLATFORM_COMMANDS has no command for platform ${platform}`);

@@ -4,6 +4,7 @@ import { monotonicMs } from "../base/clock.js";
 import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError } from "../base/errors.js";
 import { createTemporaryBeside, openFifo, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
+import { withSpareDescriptor } from "../base/spare-descriptor.js";
 import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
@@ -189,11 +190,20 @@ export const letWaitersStart = (function letWaitersStart(timeoutMs = WAITERS_STA
  * a FIFO's blocking open) that starts with the mark. undefined otherwise (not there yet, not readable, not ours).
  */
 export function openLivenessFile(file: string): { fd: number; ino: number } | undefined {
+  const opened = tryOpenLivenessFile(file);
+  return typeof opened === "string" ? undefined : opened;
+}
+
+/** Out of descriptors, the process's (EMFILE) or the node's (ENFILE): the file may well be there. */
+const NO_DESCRIPTOR = new Set(["EMFILE", "ENFILE"]);
+
+function tryOpenLivenessFile(file: string): { fd: number; ino: number } | "absent" | "no-descriptor" {
   let opened;
   try {
     opened = openRegularFile(livenessFileOf(file));
-  } catch {
-    return undefined; // not there yet, or not a regular file of its own (a symlink, a FIFO, a folder, a socket)
+  } catch (error) {
+    if (NO_DESCRIPTOR.has((error as NodeJS.ErrnoException).code ?? "")) return "no-descriptor";
+    return "absent"; // not there yet, or not a regular file of its own (a symlink, a FIFO, a folder, a socket)
   }
   const { fd, stats } = opened;
   try {
@@ -203,7 +213,7 @@ export function openLivenessFile(file: string): { fd: number; ino: number } | un
     // unreadable: nothing to say
   }
   closeQuietly(fd);
-  return undefined;
+  return "absent";
 }
 
 export interface WriterWait {
@@ -231,8 +241,12 @@ export function waitForWriter(
   onGone: (ino: number, ok: boolean) => void,
   onWake: () => void = () => {},
 ): WriterWait | undefined {
-  const opened = openLivenessFile(file);
-  if (opened === undefined) return undefined;
+  const opened = tryOpenLivenessFile(file);
+  if (opened === "no-descriptor") {
+    lookThroughSpare(file, notIno, onGone);
+    return undefined;
+  }
+  if (opened === "absent") return undefined;
   let pending = false;
   let handle: WaitHandle | number = -1;
   let wake: ReadableHandle | undefined;
@@ -270,6 +284,24 @@ export function waitForWriter(
   };
   followed.add(wait);
   return wait;
+}
+
+/**
+ * A waiter out of descriptors (EMFILE) can neither hold its writer's liveness file open nor watch the folder: it polls,
+ * and at each look borrows the step's spare descriptor for one look at the lock without blocking. A free lock is told
+ * to `onGone` as the thread would tell it, so a writer that died is noticed at the next poll instead of never.
+ */
+function lookThroughSpare(file: string, notIno: number | undefined, onGone: (ino: number, ok: boolean) => void): void {
+  const addon = loadAddonOrUndefined();
+  if (addon === undefined) return;
+  const seen = withSpareDescriptor(() => {
+    const opened = tryOpenLivenessFile(file);
+    if (typeof opened === "string") return undefined;
+    const free = addon.flock(opened.fd, LOCK_SH | LOCK_NB) === 0;
+    closeQuietly(opened.fd);
+    return { ino: opened.ino, free };
+  });
+  if (seen?.free && seen.ino !== notIno) setImmediate(onGone, seen.ino, true);
 }
 
 /**

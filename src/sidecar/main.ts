@@ -1,12 +1,12 @@
 // Sidecar mode, loaded only when `baton sidecar` is asked for: step mode's start-up never pays for it.
-import { makeFolder } from "../cli/check-paths.js";
+import { checkCanAppear, makeFolder } from "../cli/check-paths.js";
 import { findOptionValue } from "../cli/parse-args.js";
 import { usageError } from "../base/errors.js";
 import { configureEvents, emit } from "../report/events.js";
-import { statOrUndefined } from "../base/files.js";
+import { NAME_MAX, statOrUndefined } from "../base/files.js";
 import { parseSidecarOptions, type SidecarOptions } from "./options.js";
 import { markNotReady, runSidecar, type SidecarIO } from "./run-sidecar.js";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 
 export const SIDECAR_HELP = `Usage:
   baton sidecar --stop-file PATH... [options] [-- COMMAND [ARG...]]
@@ -48,9 +48,14 @@ export async function sidecarMode(argv: string[], io: SidecarIO): Promise<number
 
 function checkSidecarPaths(options: SidecarOptions): void {
   for (const file of options.stopFiles) {
+    checkCanAppear(file, "stop file");
     if (statOrUndefined(file)?.isDirectory()) throw usageError(`stop file ${file} is a directory`);
   }
   if (options.readyFile !== undefined) {
+    const notReady = `${basename(options.readyFile)}.err`;
+    if (Buffer.byteLength(notReady) > NAME_MAX) {
+      throw usageError(`ready file name ${basename(options.readyFile)} is too long: ${notReady} must fit ${NAME_MAX} bytes`);
+    }
     if (statOrUndefined(options.readyFile)?.isDirectory()) throw usageError(`ready file ${options.readyFile} is a directory`);
     makeFolder(dirname(options.readyFile), "--ready-file");
   }

@@ -4,6 +4,7 @@ import { listOption, parseArgs, stringOption, type OptionTable } from "../cli/pa
 import { DEFAULT_GRACE_PERIOD_MS, safetyPollFromEnv } from "../cli/step-options.js";
 import { usageError } from "../base/errors.js";
 import { parseProbe, type Probe } from "./probe.js";
+import { redactPassword } from "../base/redact.js";
 
 /** Everything sidecar mode needs, typed and checked. Durations are in milliseconds. */
 export interface SidecarOptions {
@@ -86,9 +87,9 @@ function parseStopUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw usageError(`invalid --stop-url "${text}": use http://HOST:PORT/PATH`);
+    throw usageError(`invalid --stop-url "${redactPassword(text)}": use http://HOST:PORT/PATH`);
   }
-  if (url.protocol !== "http:") throw usageError(`invalid --stop-url "${text}": only http:// is supported`);
+  if (url.protocol !== "http:") throw usageError(`invalid --stop-url "${redactPassword(text)}": only http:// is supported`);
   return url;
 }
 

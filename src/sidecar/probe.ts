@@ -5,6 +5,7 @@ import { BatonError, usageError } from "../base/errors.js";
 import { startCommand } from "../run/run-command.js";
 import { findAddress } from "./find-address.js";
 import { statOrUndefined } from "../base/files.js";
+import { redactPassword } from "../base/redact.js";
 
 // Ready probes: is the sidecar serving yet? Polled until the first success, each attempt bounded by its own timeout,
 // so a probe that hangs (a SYN into the void, a server that accepts and never answers) cannot stall the next one.
@@ -22,7 +23,7 @@ export const PROBE_ATTEMPT_TIMEOUT_MS = 1000;
 
 export function parseProbe(text: string): Probe {
   const bad = (why: string) =>
-    usageError(`invalid --ready-probe "${text}": ${why} (use tcp:HOST:PORT, http://HOST:PORT/PATH, file:PATH or exec:COMMAND)`);
+    usageError(`invalid --ready-probe "${redactPassword(text)}": ${why} (use tcp:HOST:PORT, http://HOST:PORT/PATH, file:PATH or exec:COMMAND)`);
   if (text.startsWith("tcp:")) {
     const address = text.slice("tcp:".length);
     const colon = address.lastIndexOf(":");
@@ -34,7 +35,8 @@ export function parseProbe(text: string): Probe {
   }
   if (text.startsWith("http://")) {
     try {
-      return { kind: "http", text, url: new URL(text) };
+      // text is what the ready file and the events show: without the URL's password.
+      return { kind: "http", text: redactPassword(text), url: new URL(text) };
     } catch {
       throw bad("not a URL");
     }

@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import { monotonicMs, sleep } from "../base/clock.js";
+import { redactPassword } from "../base/redact.js";
 
 // The killer's one job: ask a sidecar baton cannot wrap (an injected Envoy/Istio proxy) to quit, by an HTTP POST such
 // as Istio's http://127.0.0.1:15020/quitquitquit. Retried briefly, because the proxy may be busy or restarting its
@@ -31,6 +32,7 @@ export async function postStopUrl(url: URL, deadlineMs = STOP_URL_DEADLINE_MS): 
 }
 
 function postOnce(url: URL, timeoutMs: number): Promise<StopUrlOutcome> {
+  const shown = redactPassword(url.href); // for stderr and the events
   return new Promise((resolve) => {
     let settled = false;
     const finish = (outcome: StopUrlOutcome) => {
@@ -43,10 +45,10 @@ function postOnce(url: URL, timeoutMs: number): Promise<StopUrlOutcome> {
     const req = request(url, { method: "POST", agent: false, headers: { "content-length": "0" } }, (res) => {
       res.resume();
       const status = res.statusCode ?? 0;
-      finish(status >= 200 && status < 300 ? { url: url.href, status } : { url: url.href, status, error: `answered ${status}` });
+      finish(status >= 200 && status < 300 ? { url: shown, status } : { url: shown, status, error: `answered ${status}` });
     });
-    req.once("error", (error: NodeJS.ErrnoException) => finish({ url: url.href, status: null, error: error.code ?? error.message }));
-    const timer = setTimeout(() => finish({ url: url.href, status: null, error: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    req.once("error", (error: NodeJS.ErrnoException) => finish({ url: shown, status: null, error: error.code ?? error.message }));
+    const timer = setTimeout(() => finish({ url: shown, status: null, error: `no answer within ${timeoutMs} ms` }), timeoutMs);
     req.end();
   });
 }

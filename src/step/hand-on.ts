@@ -1,7 +1,7 @@
-import { closeSync, constants, openSync } from "node:fs";
 import type { StepOptions } from "../cli/step-options.js";
 import { describeSystemError } from "../base/errors.js";
 import { releaseLivenessLock } from "../handoff/liveness-lock.js";
+import { releaseDescriptor } from "../base/spare-descriptor.js";
 import { emit } from "../report/events.js";
 import { stepAside } from "../process/step-aside.js";
 import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
@@ -13,33 +13,6 @@ import { batonExitCode, settleOutcome, type Outcome } from "./outcome.js";
 // termination message (either may still fail the step: a full disk, results too large), then the post file, which is
 // always attempted, whatever failed before it, so the next step never waits forever. Never throws: each failure is one
 // line on stderr and a failed outcome.
-
-let spare: number | undefined;
-
-/**
- * Keeps one descriptor in reserve from the step's start (a folder, opened for reading: "/" from main.ts, before the
- * events file takes one; else the post file's), released just before the report: a step whose baton ran out of
- * descriptors (EMFILE) can still write its post file, which needs one at a time.
- */
-export function reserveDescriptor(folder: string): void {
-  try {
-    // O_DIRECTORY|O_NONBLOCK: whatever is planted there, this open neither blocks nor opens a device.
-    spare ??= openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
-  } catch {
-    // Already out of them: nothing to keep.
-  }
-}
-
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const releaseDescriptor = (function releaseDescriptor(): void {
-  if (spare === undefined) return;
-  try {
-    closeSync(spare);
-  } catch {
-    // already closed
-  }
-  spare = undefined;
-});
 
 export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "terminationPath" | "results" | "resultsDir"> &
   Partial<Pick<StepOptions, "stepResults" | "tektonRoot" | "resultFrom" | "compressTerminationMessage">>;

@@ -7,7 +7,8 @@ import { isTrackedChild } from "../run/children.js";
 import { openCaptureFiles, teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
-import { handOn, reserveDescriptor, type HandOnOptions } from "./hand-on.js";
+import { reserveDescriptor } from "../base/spare-descriptor.js";
+import { handOn, type HandOnOptions } from "./hand-on.js";
 import type { Outcome } from "./outcome.js";
 
 // The world around the step lifecycle (run-step.ts), behind three small ports, as Tekton's entrypointer has its

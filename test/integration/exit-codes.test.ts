@@ -86,6 +86,11 @@ const usageCases: [string, (dir: string) => string[], RegExp][] = [
   ["a wait file that is a directory", (d) => ["--post-file", join(d, "post"), "--wait-file", d, "--", "true"], /wait file .* is a directory/],
   ["a wait file below a file", (d) => (writeFileSync(join(d, "post.d"), ""), ["--post-file", join(d, "post"), "--wait-file", join(d, "post.d", "x", "prev"), "--", "true"]), /can never appear: .*post\.d is a file/],
   ["a wait file with a trailing slash", (d) => ["--post-file", join(d, "post"), "--wait-file", `${d}/prev/`, "--", "true"], /ends with "\/"/],
+  // Audit finds: stat(2) says ENAMETOOLONG for ever, which a wait took for "not there yet".
+  ["a wait file with a name over 255 bytes", (d) => ["--post-file", join(d, "post"), "--wait-file", join(d, "w".repeat(256)), "--", "true"], /can never appear: a name in it is over 255 bytes/],
+  ["a wait file with a path over PATH_MAX", (d) => ["--post-file", join(d, "post"), "--wait-file", join(d, ...Array(21).fill("w".repeat(200)), "x"), "--", "true"], /can never appear: its path is over 4095 bytes/],
+  // Found only once the command had run, before (an audit's find).
+  ["a termination path with a trailing slash", (d) => ["--post-file", join(d, "post"), "--termination-path", `${d}/term/`, "--", "true"], /--termination-path .* ends with "\/"/],
 ];
 
 for (const [name, args, pattern] of usageCases) {
@@ -105,6 +110,14 @@ test("a post-file location that cannot exist is a usage error before anything wa
   const exit = await runBaton(["--post-file", join(dir, "file/sub/post"), "--wait-file", join(dir, "never"), "--", "touch", join(dir, "ran")]);
   assert.equal(exit.code, 2);
   assertOneLine(exit.stderr, /cannot create folder .* for --post-file/);
+  assert.equal(existsSync(join(dir, "ran")), false);
+});
+
+test("a post file with a trailing slash is a usage error before the command runs", async () => {
+  const dir = tempDir();
+  const exit = await runBaton(["--post-file", `${dir}/post/`, "--", "touch", join(dir, "ran")]);
+  assert.equal(exit.code, 2);
+  assertOneLine(exit.stderr, /post file .*\/post\/ ends with "\/": name a file/);
   assert.equal(existsSync(join(dir, "ran")), false);
 });
 

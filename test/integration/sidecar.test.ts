@@ -183,6 +183,32 @@ test("http:// probe: 503 is not ready; the first 2xx writes the ready file", asy
   }
 });
 
+test("a URL's password reaches neither stderr, nor the events, nor the ready file (an audit's find)", async () => {
+  const dir = tempDir();
+  const ready = join(dir, "ready");
+  const server = await recordingServer(() => 200);
+  const refused = await freePort();
+  try {
+    const baton = sidecar(dir, [
+      "--stop-file", join(dir, "last"),
+      "--ready-probe", `http://admin:s3cret@127.0.0.1:${server.port}/`, "--ready-file", ready,
+      "--stop-url", `http://admin:s3cret@127.0.0.1:${refused}/quit`,
+    ]);
+    await fileAppears(ready);
+    writeFileSync(join(dir, "last"), "");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stderr, `baton: stop URL http://admin:xxxxx@127.0.0.1:${refused}/quit did not accept the stop: ECONNREFUSED; exiting 0 anyway\n`);
+    assert.doesNotMatch(readFileSync(baton.events, "utf8"), /s3cret/);
+    assert.equal(readJson(ready).probe, `http://admin:xxxxx@127.0.0.1:${server.port}/`);
+    const usage = await sidecar(dir, ["--stop-file", join(dir, "last"), "--stop-url", "https://admin:s3cret@x/"], { name: "usage" }).exited;
+    assert.equal(usage.code, 2);
+    assert.equal(usage.stderr, `baton: invalid --stop-url "https://admin:xxxxx@x/": only http:// is supported\n`);
+  } finally {
+    await server.close();
+  }
+});
+
 test("file: and exec: probes wait for their condition; a stale ready file is removed at start", async () => {
   const dir = tempDir();
   for (const probe of [`file:${dir}/flag-file`, `exec:test -e ${dir}/flag-exec`]) {
@@ -286,6 +312,10 @@ test("usage errors: exit 2, one line, and READY.err so the first step does not w
     [["--stop-file", join(dir, "last"), "--stop-signal", "SIGNOPE", "--", "sleep", "1"], /invalid --stop-signal "SIGNOPE"/],
     [["--stop-file", join(dir, "last")], /nothing to do/],
     [["--stop-file", dir, "--", "sleep", "1"], /stop file .* is a directory/],
+    // Audit finds: a stop file that can never appear was waited for for ever; a ready file whose .err cannot be named
+    // was an internal error that left neither READY nor READY.err.
+    [["--stop-file", join(dir, "s".repeat(256)), "--", "sleep", "1"], /stop file .* can never appear: a name in it is over 255 bytes/],
+    [["--stop-file", join(dir, "last"), "--ready-probe", "tcp:127.0.0.1:1", "--ready-file", join(dir, "r".repeat(253)), "--", "sleep", "1"], /ready file name r+ is too long: r+\.err must fit 255 bytes/],
   ];
   for (const [args, message] of cases) {
     const exit = await sidecar(dir, args).exited;

@@ -410,4 +410,40 @@ for (const { build, words } of BUILDS) {
     assert.equal(exit.code, 0, exit.stderr);
     assert.equal(existsSync(join(dir, "ran")), true);
   });
+
+  test(`${build}: a waiter out of descriptors (EMFILE: no liveness file held, no inotify, polling) still notices its writer's death`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    const writer = await predecessor(dir, post);
+    t.after(() => writer.kill());
+    // The lowest descriptor limit at which baton's code runs and starts to wait depends on the runtime (19-24 here):
+    // the first limit at which the waiter says it polls. Below it, Node or the lock fails before any wait.
+    let found: { exited: Promise<Exit>; limit: number } | undefined;
+    for (let limit = 19; limit <= 40 && found === undefined; limit++) {
+      const next = join(dir, `next-${limit}`);
+      const waiter = start(["--wait-file", post, "--post-file", next, "--", "touch", join(dir, "ran")], { baton: ["prlimit", `--nofile=${limit}`, ...words] });
+      t.after(() => waiter.kill());
+      let said = "";
+      let ended = false;
+      waiter.child.stderr!.on("data", (chunk: Buffer | string) => (said += chunk.toString()));
+      void waiter.exited.then(() => (ended = true));
+      // Polling for want of descriptors; or not: ended (Node or the lock failed), or following the writer's lock as
+      // usual (it holds the liveness file open: enough descriptors at this limit). A limit that left baton's code no
+      // descriptor at all, not even its spare (the addon could not load: DLOPEN), is below what anything can do.
+      const polling = await waitFor(() => {
+        if (/; polling every/.test(said)) return !/DLOPEN/.test(said);
+        if (ended || livenessFilesOpen(waiter.child.pid!, post).length > 0) return false;
+        return undefined;
+      }, `the waiter at ${limit} descriptors to poll, follow or end`);
+      if (polling) found = { exited: waiter.exited, limit };
+    }
+    assert.ok(found, "some limit left the waiter polling for want of descriptors");
+    writer.kill();
+    const exit = await endsWithin(found.exited, 20_000, `the waiter (${found.limit} descriptors)`);
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /the previous step's baton died before it handed on/);
+    assert.doesNotMatch(exit.stderr, /DLOPEN/, "the addon loads in the spare descriptor's slot");
+    assert.equal(readJson(join(dir, `next-${found.limit}.err`)).reason, "PreviousStepDied");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
 }

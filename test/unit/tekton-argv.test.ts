@@ -133,6 +133,10 @@ test("without -entrypoint, the image's command comes from TEKTON_PLATFORM_COMMAN
   assert.deepEqual(platformCommand(env, "linux/arm64"), ["/app-arm"]);
   usage(() => platformCommand(env, "linux/s390x"), /no command for platform linux\/s390x/);
   usage(() => platformCommand({}, "linux/amd64"), /-entrypoint is missing/);
+  // JSON that is valid but no object: a usage error like any malformed value, not a TypeError (an audit's find: null).
+  for (const json of ["null", "1", '"x"']) {
+    usage(() => platformCommand({ TEKTON_PLATFORM_COMMANDS: json }, "linux/amd64"), /TEKTON_PLATFORM_COMMANDS is not a JSON object of platforms/);
+  }
   assert.deepEqual(translateTektonArgv(["-post_file", "/p", "--", "--flag"], env), {
     kind: "step",
     argv: ["--post-file", "/p", "--", ...platformCommand(env), "--flag"],

@@ -1,0 +1,46 @@
+import { closeSync, constants, openSync } from "node:fs";
+
+// One descriptor kept in reserve from a step's start, for the moments that must not fail for want of one when the
+// step has run out of them (EMFILE): the post file, which needs one at a time, and a waiter's look at its writer's
+// lock, which would otherwise never see a dead writer (src/handoff/liveness-lock.ts). What it holds open is a folder
+// (O_DIRECTORY|O_NONBLOCK: whatever is planted there, this open neither blocks nor opens a device).
+
+let spare: number | undefined;
+let reservedAt = "/";
+
+/** Takes the spare, holding `folder` open; nothing when one is held already, or none is left to take. */
+export function reserveDescriptor(folder: string): void {
+  if (spare !== undefined) return;
+  try {
+    spare = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
+    reservedAt = folder;
+  } catch {
+    // Already out of them: nothing to keep.
+  }
+}
+
+/** Gives the spare back for good: just before the step reports. */
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const releaseDescriptor = (function releaseDescriptor(): void {
+  if (spare === undefined) return;
+  try {
+    closeSync(spare);
+  } catch {
+    // already closed
+  }
+  spare = undefined;
+});
+
+/**
+ * Runs `use` with the spare's slot free, then takes the spare again. undefined, without running `use`, when there is
+ * no spare to lend. `use` must close whatever it opens.
+ */
+export function withSpareDescriptor<T>(use: () => T): T | undefined {
+  if (spare === undefined) return undefined;
+  releaseDescriptor();
+  try {
+    return use();
+  } finally {
+    reserveDescriptor(reservedAt);
+  }
+}
