@@ -62,7 +62,8 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   // As PID 1 it inherits the orphans of the sidecar and of exec probes: reap them, as in a step.
   startReaping({ isOurChild: isTrackedChild, warn: io.warn, subreaper: shouldBecomeSubreaper() });
   let command: RunningCommand | undefined;
-  if (options.command.length > 0 && stopFileThere(options.stopFiles) === undefined) {
+  const stoppedAtStart = stopFileThere(options.stopFiles) !== undefined;
+  if (options.command.length > 0 && !stoppedAtStart) {
     command = startCommand(options.command);
     if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });
   }
@@ -76,8 +77,11 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   });
 
   // 2. Beside it: the ready probe, and the wait for a stop file.
+  // Nothing can be ready when the steps are already over or the sidecar could not start: a file: probe that is true
+  // at once would otherwise write READY for a sidecar that never ran.
+  const serving = !stoppedAtStart && (options.command.length === 0 || command?.pid !== undefined);
   const probing = new AbortController();
-  const readiness = options.readyProbe
+  const readiness = options.readyProbe && serving
     ? becomeReady(options.readyProbe, options.readyFile!, probing.signal).then(() => (state.ready = true))
     : undefined;
   for (const file of options.stopFiles) emit("waiting", { file });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { livenessFileOf } from "../handoff/liveness-lock.js";
 import { lookFor, waitForFile, type WaitOutcome } from "../handoff/wait-for-file.js";
 
@@ -31,6 +32,8 @@ export interface StopFound {
 export async function waitForAnyStopFile(files: readonly string[], options: StopWaitOptions): Promise<StopFound> {
   // One controller for all the waits: the first file found, or the caller's abort, ends every one of them.
   const waits = new AbortController();
+  // Each wait listens on it: more than 10 stop files must not print Node's MaxListenersExceededWarning.
+  setMaxListeners(files.length + 1, waits.signal);
   const endAll = () => waits.abort(options.signal.reason);
   options.signal.addEventListener("abort", endAll);
   if (options.signal.aborted) endAll();

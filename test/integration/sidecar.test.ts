@@ -370,6 +370,31 @@ test("a whole pod with a failing middle step: the last step is skipped, the side
   assert.deepEqual(pod.sidecarEvents.filter((e) => e.event === "done").map((e) => e.exitCode), [0]);
 });
 
+test("a file: probe that is true at once writes no READY for a sidecar that never ran (stop file there, command not found)", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "last"), "");
+  const probe = ["--ready-probe", `file:${join(dir, "last")}`];
+  const stopped = await sidecar(dir, ["--stop-file", join(dir, "last"), ...probe, "--ready-file", join(dir, "r1"), "--", "sleep", "100"], { name: "a" }).exited;
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.equal(existsSync(join(dir, "r1")), false);
+  assert.equal(existsSync(join(dir, "r1.err")), true);
+  const missing = await sidecar(dir, ["--stop-file", join(dir, "never"), ...probe, "--ready-file", join(dir, "r2"), "--", "no-such-command-here"], { name: "b" }).exited;
+  assert.equal(missing.code, 127, missing.stderr);
+  assert.equal(existsSync(join(dir, "r2")), false);
+  assert.equal(existsSync(join(dir, "r2.err")), true);
+});
+
+test("twelve stop files: no Node warning on stderr (one abort signal shared by every wait)", async () => {
+  const dir = tempDir();
+  const files = Array.from({ length: 12 }, (_, i) => join(dir, `s${i}`));
+  const baton = sidecar(dir, [...files.flatMap((f) => ["--stop-file", f]), "--", "sleep", "100"], { name: "many" });
+  await eventSeen(baton.events, "command"); // waiting, with its command running: a warning has had its turn to print
+  writeFileSync(files[11]!, "");
+  const exit = await baton.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.doesNotMatch(exit.stderr, /MaxListenersExceededWarning/);
+});
+
 test("a sidecar whose stop file is already there (a restarted container) is not started: exit 0 at once", async () => {
   const dir = tempDir();
   writeFileSync(join(dir, "last"), "");
