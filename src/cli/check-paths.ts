@@ -2,6 +2,7 @@ import { dirname } from "node:path";
 import { describeSystemError, usageError } from "../base/errors.js";
 import { NAME_MAX, PATH_MAX, statOrUndefined } from "../base/files.js";
 import { makeFolders } from "../base/safe-files.js";
+import { argvWasUtf8 } from "../run/exact-bytes.js";
 import type { StepOptions } from "./step-options.js";
 
 // Checks what can be checked before anything waits or runs, so a misconfigured step fails at once instead of after
@@ -54,9 +55,14 @@ export function checkCanAppear(file: string, what = "wait file"): void {
   }
 }
 
-/** A path baton writes or waits for must name a file: "DIR/" would be found wrong only once the command has run. */
+/**
+ * A path baton writes or waits for must name a file: "DIR/" would be found wrong only once the command has run. And
+ * it must be UTF-8: Node gives baton its arguments decoded, a byte that is not UTF-8 as U+FFFD, so baton would wait
+ * for or write another name than the one given, and the step that uses the real name would never meet it.
+ */
 function checkNamesAFile(file: string, what: string): void {
   if (file.endsWith("/")) throw usageError(`${what} ${file} ends with "/": name a file`);
+  if (file.includes("\uFFFD") && !argvWasUtf8()) throw usageError(`${what} ${JSON.stringify(file)} is not UTF-8: baton takes UTF-8 paths only`);
 }
 
 export function makeFolder(folder: string, option: string): void {

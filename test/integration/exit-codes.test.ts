@@ -113,6 +113,18 @@ test("a post-file location that cannot exist is a usage error before anything wa
   assert.equal(existsSync(join(dir, "ran")), false);
 });
 
+test("a wait or post file whose name is not UTF-8 is a usage error, not a wait for a name nobody writes (an audit's find)", async () => {
+  const dir = tempDir();
+  // Node would decode the byte 0xff to U+FFFD: baton would wait for, or write, a name other than the one given.
+  for (const [option, rest] of [["--wait-file", `--post-file ${dir}/post`], ["--post-file", ""]] as const) {
+    const script = `exec "$@" ${option} "$(printf '${dir}/n\\377')" ${rest} -- touch ${dir}/ran`;
+    const exit = await runBaton([], { baton: ["sh", "-c", script, "sh", process.execPath, BATON] });
+    assert.equal(exit.code, 2, exit.stderr);
+    assertOneLine(exit.stderr, new RegExp(`${option.slice(2).replace("-", " ")} ".*" is not UTF-8: baton takes UTF-8 paths only`));
+    assert.equal(existsSync(join(dir, "ran")), false);
+  }
+});
+
 test("a post file with a trailing slash is a usage error before the command runs", async () => {
   const dir = tempDir();
   const exit = await runBaton(["--post-file", `${dir}/post/`, "--", "touch", join(dir, "ran")]);
