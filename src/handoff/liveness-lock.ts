@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, readSync, renameSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { monotonicMs } from "../base/clock.js";
 import { NAME_MAX } from "../base/files.js";
@@ -162,6 +162,27 @@ export const releaseLivenessLock = (function releaseLivenessLock(file: string): 
 });
 
 const WAKE_BYTE = Buffer.from("w");
+
+/**
+ * The last resort of the last resort: a folder out of inodes takes no new file, not even an empty POST.err. But this
+ * process already owns one inode there, its liveness file: emptied and renamed to `target`, it is the empty POST.err
+ * the next step needs (readers take an empty post file). Only the file this process made and still holds (the same
+ * inode at that name). Waiters blocked on its lock wake when the lock goes, as always, and find `target`. false when
+ * there is none, or the rename failed.
+ */
+export function turnLivenessFileInto(file: string, target: string): boolean {
+  const fds = held.get(file);
+  if (fds === undefined) return false;
+  try {
+    const lockFile = livenessFileOf(file);
+    if (fstatSync(fds.lock).ino !== lstatSync(lockFile).ino) return false; // not ours any more
+    ftruncateSync(fds.lock, 0);
+    renameSync(lockFile, target);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Just before this process exits. First lets go of the FIFOs of the writers it waited for (one that exits without

@@ -4,7 +4,7 @@ import { BatonError, describeSystemError, usageError } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { NAME_MAX } from "../base/files.js";
 import type { StepOptions } from "../cli/step-options.js";
-import { livenessFileOf, wakeFileOf } from "./liveness-lock.js";
+import { livenessFileOf, turnLivenessFileInto, wakeFileOf } from "./liveness-lock.js";
 
 // The baton itself: POST on success, POST.err on failure, never both. One line of JSON; readers also accept an
 // empty file, as older tools write.
@@ -105,11 +105,16 @@ export function writeEmptyErrorPostFile(postFile: string): string | undefined {
   const path = postFilePath(postFile, false);
   try {
     writeFileAtomic(path, "");
-    removeIfPresent(postFile);
-    return path;
   } catch {
-    return undefined;
+    // Out of inodes: the liveness file's own inode becomes POST.err.
+    if (!turnLivenessFileInto(postFile, path)) return undefined;
   }
+  try {
+    removeIfPresent(postFile);
+  } catch {
+    // POST.err is there: a stale POST beside it is for the next run to clear
+  }
+  return path;
 }
 
 /** Not rmSync({ force: true }): that loads fs/rimraf, ~0.5 ms on every step's way to its post file (make bench). */

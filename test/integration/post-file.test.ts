@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
-import { cleanEnv, eventSeen, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -65,6 +65,24 @@ test("a post file that cannot be written (disk full) fails the step with one lin
   assert.notEqual(exit.code, 0);
   assert.match(exit.stderr, /^baton: cannot write post file .*\/full\/post: .*ENOSPC/m);
   assert.doesNotMatch(exit.stderr, /\n\s+at /);
+});
+
+test("out of inodes once the command ran: the liveness file's own inode becomes the empty POST.err, and the next step skips (an audit's find)", { skip: !IS_ROOT && "needs root to mount a tmpfs" }, async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "run"));
+  // A tmpfs of 8 inodes, in a mount namespace of their own: the command uses up every inode the step left.
+  const writer = `i=0; while touch ${dir}/run/full/f$i 2>/dev/null; do i=$((i+1)); done`;
+  const script = `mount -t tmpfs -o size=1m,nr_inodes=8 tmpfs ${dir}/run && mkdir ${dir}/run/full || exit 9
+    "$@" & w=$!
+    "$0" ${BATON} --wait-file ${dir}/run/full/a --post-file ${dir}/next -- touch ${dir}/ran; echo "waiter $?"; wait $w; echo "writer $?"; ls -A ${dir}/run/full`;
+  const exit = await runBaton([], { baton: ["unshare", "--mount", "sh", "-c", script, process.execPath, process.execPath, BATON, "--post-file", join(dir, "run/full/a"), "--", "sh", "-c", writer] });
+  assert.match(exit.stderr, /^baton: cannot write post file .*\/full\/a: .*ENOSPC/m);
+  assert.match(exit.stderr, /^baton: wrote an empty .*\/full\/a\.err instead, so the next step ends$/m);
+  assert.match(exit.stderr, /^baton: skipping the command: the previous step failed/m);
+  assert.match(exit.stdout, /^waiter 1\nwriter 1\n/);
+  assert.match(exit.stdout, /^a\.err$/m);
+  assert.doesNotMatch(exit.stdout, /a\.baton-live/);
+  assert.equal(existsSync(join(dir, "ran")), false);
 });
 
 test("the post file is readable JSON with exitCode and reason for each outcome", async () => {
