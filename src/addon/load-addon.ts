@@ -35,11 +35,11 @@ export interface NativeAddon {
   /** mkfifo(path, 0600): 0, or the errno. */
   makeFifo(path: string): number;
   /**
-   * Polls fd (taken) in the event loop, without reading, and calls back once when it is readable; the poll stops then,
-   * but fd stays open until pollClose. It does not keep the loop alive. A handle for pollClose, or a negative errno.
+   * Polls fd (taken) in the event loop, without reading, and calls back once when it is readable, with the bytes
+   * waiting in it (0: hung up, no writer left); the poll stops then, but fd stays open until pollClose. It does not keep the loop alive. A handle for pollClose, or a negative errno.
    * (Older addons have pollReadable instead, which closed fd at the callback: not used.)
    */
-  pollWake?(fd: number, callback: () => void): ReadableHandle | number;
+  pollWake?(fd: number, callback: (bytes: number) => void): ReadableHandle | number;
   /** Closes a poll and its fd, before or after its callback; once. */
   pollClose(handle: ReadableHandle): void;
   /**

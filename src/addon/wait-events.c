@@ -17,6 +17,7 @@
 #include "wait-events.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -199,7 +200,8 @@ static void close_polled(polled_fd *wait) {
 }
 
 // One call, then the poll stops: the byte stays in the FIFO, so a level-triggered poll would go on calling back. The
-// handle and its descriptor stay until pollClose.
+// handle and its descriptor stay until pollClose. The callback gets the bytes waiting in the FIFO (FIONREAD, which
+// reads none: every waiter must see the byte): 0 is a hang-up, the FIFO's last writer gone without a byte.
 static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
   (void)status;
   (void)flags;
@@ -207,13 +209,16 @@ static void on_fd_readable(uv_poll_t *poll, int status, int flags) {
   napi_env env = wait->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value callback, global;
+  napi_value callback, global, bytes;
+  int pending = 0;
+  if (ioctl(wait->fd, FIONREAD, &pending) != 0) pending = 1;  // cannot tell: take it for a byte, as before
+  napi_create_int32(env, pending, &bytes);
   napi_get_reference_value(env, wait->callback, &callback);
   napi_get_global(env, &global);
   napi_async_context context = wait->context;
   wait->context = NULL;
   uv_poll_stop(&wait->poll);
-  napi_make_callback(env, context, global, callback, 0, NULL, NULL);
+  napi_make_callback(env, context, global, callback, 1, &bytes, NULL);
   napi_async_destroy(env, context);
   napi_close_handle_scope(env, scope);
 }

@@ -290,9 +290,18 @@ export function waitForWriter(
   pending = true;
   // Opened after the thread is waiting: a byte written before this open is still in the FIFO while its writer lives,
   // and a writer already gone has let go of its lock, which wakes the thread.
-  wake = pollWakeFifo(addon!, file, () => {
+  wake = pollWakeFifo(addon!, file, (bytes) => {
     // Not once the lock has told: a writer that died without its byte ends the FIFO at its exit, which is no news.
-    if (pending) onWake();
+    if (!pending) return;
+    if (bytes > 0) return onWake();
+    // A hang-up without a byte: the writer held the FIFO open from before its liveness file was in place, so it has
+    // exited (or handed on and let its waiters go). Told as the lock's release, which a neighbour could withhold: any
+    // uid that can read the liveness file can take a lock on it once the writer has let go (flock needs only read
+    // access), and a waiter would then wait on that neighbour's lock for ever. Only a writer's own uid can hold the
+    // FIFO open in its place.
+    pending = false;
+    addon!.forgetWait(handle as WaitHandle);
+    setImmediate(onGone, opened.ino, true);
   });
   const wait: WriterWait = {
     forget() {
@@ -329,7 +338,7 @@ function lookThroughSpare(file: string, notIno: number | undefined, onGone: (ino
  * The writer's wake FIFO, polled by the event loop; undefined when there is none of ours (a non-FIFO is not opened),
  * or with an older addon (its pollReadable closed the FIFO at the wake-up, so the writer would not wait for us).
  */
-function pollWakeFifo(addon: NativeAddon, file: string, onReadable: () => void): ReadableHandle | undefined {
+function pollWakeFifo(addon: NativeAddon, file: string, onReadable: (bytes: number) => void): ReadableHandle | undefined {
   if (typeof addon.pollWake !== "function") return undefined;
   let fd: number;
   try {

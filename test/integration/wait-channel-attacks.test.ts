@@ -446,4 +446,27 @@ for (const { build, words } of BUILDS) {
     assert.equal(readJson(join(dir, `next-${found.limit}.err`)).reason, "PreviousStepDied");
     assert.equal(existsSync(join(dir, "ran")), false);
   });
+
+  test(`${build}: a neighbour holding the dead writer's lock (flock needs only read access) does not hide the death: the wake FIFO's hang-up tells it`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    // The writer's two files as a baton makes them, held apart: the FIFO by a process that stands for the writer, the
+    // lock by a neighbour that took it once the writer let go (an audit's find: the waiter then waited for ever).
+    execFileSync("mkfifo", [`${post}.baton-wake`]);
+    const writer = startBaton([], { baton: ["sh", "-c", `exec 3<>${post}.baton-wake; exec sleep 1000`] });
+    t.after(() => writer.kill());
+    await waitFor(() => (holdsWakeFile(writer.child.pid!, post) ? true : undefined), "the stand-in writer to hold its FIFO");
+    writeFileSync(`${post}.baton-live`, "baton liveness lock\n");
+    const neighbour = startBaton([], { baton: ["flock", "-x", `${post}.baton-live`, "sh", "-c", `touch ${dir}/locked; exec sleep 1000`] });
+    t.after(() => neighbour.kill());
+    await fileAppears(join(dir, "locked"));
+    const { waiter, pid } = await waiting(dir, post, t);
+    await waitFor(() => (holdsWakeFile(pid, post) ? true : undefined), "the waiter to poll the FIFO");
+    writer.kill();
+    const exit = await endsWithin(waiter.exited, 10_000, "the waiter");
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /the previous step's baton died before it handed on/);
+    assert.equal(readJson(join(dir, "next.err")).reason, "PreviousStepDied");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
 }
