@@ -1,8 +1,9 @@
+import { isUtf8 } from "node:buffer";
+import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { describeSystemError, usageError } from "../base/errors.js";
 import { NAME_MAX, PATH_MAX, statOrUndefined } from "../base/files.js";
 import { makeFolders } from "../base/safe-files.js";
-import { argvWasUtf8 } from "../run/exact-bytes.js";
 import type { StepOptions } from "./step-options.js";
 
 // Checks what can be checked before anything waits or runs, so a misconfigured step fails at once instead of after
@@ -63,6 +64,15 @@ export function checkCanAppear(file: string, what = "wait file"): void {
 function checkNamesAFile(file: string, what: string): void {
   if (file.endsWith("/")) throw usageError(`${what} ${file} ends with "/": name a file`);
   if (file.includes("\uFFFD") && !argvWasUtf8()) throw usageError(`${what} ${JSON.stringify(file)} is not UTF-8: baton takes UTF-8 paths only`);
+}
+
+/** false when baton's argv held bytes that are not UTF-8; true when it did not, or /proc cannot tell. Rare: read anew. */
+function argvWasUtf8(): boolean {
+  try {
+    return isUtf8(readFileSync("/proc/self/cmdline"));
+  } catch {
+    return true;
+  }
 }
 
 export function makeFolder(folder: string, option: string): void {

@@ -48,15 +48,6 @@ export function readGivenBytes(): void {
   }
 }
 
-/**
- * false when baton's argv held bytes that are not UTF-8 (Node decoded them to U+FFFD); true when it did not, or
- * /proc cannot tell.
- */
-export function argvWasUtf8(): boolean {
-  readGivenBytes();
-  return kernelBytes === null || isUtf8(kernelBytes!.cmdline);
-}
-
 function split(buffer: Buffer): Buffer[] {
   const parts: Buffer[] = [];
   let start = 0;
