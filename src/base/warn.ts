@@ -1,14 +1,53 @@
-import { writeSync } from "node:fs";
+import { constants, fstatSync, openSync, writeSync } from "node:fs";
+import { monotonicMs } from "./clock.js";
 
 // baton's own lines ("baton: ...") go straight to descriptor 2 with write(2), never through process.stderr: creating
 // that stream makes a pipe non-blocking (Node opens pipes with O_NONBLOCK), and the command, which shares the open
 // file description, then loses output to EAGAIN; and a closed reader (a log shipper that died) would be an unhandled
 // EPIPE 'error': a stack trace and no post file. A line that cannot be written is dropped: the outcome must survive.
+//
+// Nor may a line hold baton up for long: a log reader that stopped reading leaves stderr's pipe full, and a blocking
+// write(2) would stop baton's only thread there, before --timeout's SIGTERM or the post file (an audit's find). So
+// when stderr is a pipe, baton writes through a description of its own, opened again through /proc/self/fd/2 and
+// made non-blocking (the command's description stays as it was), and waits at most WARN_WAIT_MS for room; once a
+// line was dropped so, the next ones are tried once until one gets through.
+
+export const WARN_WAIT_MS = 2000;
+
+let own: number | undefined;
+let stuck = false;
 
 export function warn(message: string): void {
-  try {
-    writeSync(2, `baton: ${message}\n`);
-  } catch {
-    // EPIPE, EAGAIN (someone else made it non-blocking), EBADF (closed): nowhere to say it.
+  const line = Buffer.from(`baton: ${message}\n`);
+  const fd = stderr();
+  const deadline = monotonicMs() + (stuck ? 0 : WARN_WAIT_MS);
+  let written = 0;
+  while (written < line.length) {
+    try {
+      written += writeSync(fd, line, written);
+    } catch (error) {
+      // EPIPE, EBADF (closed): nowhere to say it. EAGAIN: the pipe is full; wait a little for its reader.
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN" || monotonicMs() >= deadline) {
+        stuck ||= (error as NodeJS.ErrnoException).code === "EAGAIN";
+        return;
+      }
+      Atomics.wait(PAUSE, 0, 0, 5);
+    }
   }
+  stuck = false;
+}
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** Descriptor 2, or baton's own non-blocking description of it when it is a pipe (opened once, close-on-exec). */
+function stderr(): number {
+  if (own === undefined) {
+    own = 2;
+    try {
+      if (fstatSync(2).isFIFO()) own = openSync("/proc/self/fd/2", constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch {
+      // no /proc, no reader (ENXIO), no descriptor left: descriptor 2 as it is
+    }
+  }
+  return own;
 }

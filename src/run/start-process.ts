@@ -104,7 +104,9 @@ const startedByAddon = (function startedByAddon(addon: NativeAddon, { argv, env 
     clearInterval(running);
     const signal = status & 0x7f;
     const name = signal === 0 ? null : (Object.keys(constants.signals).find((n) => constants.signals[n as NodeJS.Signals] === signal) as NodeJS.Signals);
-    child.emit("exit", signal === 0 ? (status >> 8) & 0xff : null, name ?? null);
+    // A real-time signal (32-64) has no name in os.constants: its death still gives 128+N, as a shell says.
+    const code = signal === 0 ? (status >> 8) & 0xff : name ? null : 128 + signal;
+    child.emit("exit", code, name ?? null);
   });
   process.on("SIGCHLD", collect);
   setImmediate(collect); // in case it ended before the listener was there

@@ -39,8 +39,9 @@ export function watchStopConditions(
     reason = why;
     emit("stopping", { reason: why, signal: STOP_SIGNAL, ...fields });
     if (command) {
-      warn(`${message}: ${STOP_SIGNAL} to its process group, SIGKILL after ${options.gracePeriodMs} ms (--grace-period)`);
+      // The signal first: the line may wait for a slow log reader (src/base/warn.ts).
       command.stop(STOP_SIGNAL, options.gracePeriodMs);
+      warn(`${message}: ${STOP_SIGNAL} to its process group, SIGKILL after ${options.gracePeriodMs} ms (--grace-period)`);
     } else {
       warn(`${message} before the command started: it will not start`);
       stoppedBeforeStart(why);

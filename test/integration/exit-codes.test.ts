@@ -125,6 +125,13 @@ test("a wait or post file whose name is not UTF-8 is a usage error, not a wait f
   }
 });
 
+test("a command killed by a real-time signal (no name in Node) gives 128+N, not 1 (an audit's find)", async () => {
+  const dir = tempDir();
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "sh", "-c", "kill -34 $$"]);
+  assert.equal(exit.code, 128 + 34, exit.stderr);
+  assert.equal(readJson(join(dir, "post.err")).exitCode, 128 + 34);
+});
+
 test("a post file with a trailing slash is a usage error before the command runs", async () => {
   const dir = tempDir();
   const exit = await runBaton(["--post-file", `${dir}/post/`, "--", "touch", join(dir, "ran")]);

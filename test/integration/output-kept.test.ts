@@ -61,6 +61,26 @@ test("found: a console reader that never reads again: after 30 s baton says how 
   assert.equal(readFileSync(join(dir, "post"), "utf8").includes('"Completed"'), true);
 });
 
+test("found: a stderr whose reader never reads does not hold baton at its own line: --timeout still stops the command and the post file is written", async () => {
+  const dir = tempDir();
+  // The command fills stderr's pipe (a FIFO whose reader holds it open, reading nothing); then --timeout ends it. baton's
+  // own lines wait for room 2 s at most (src/base/warn.ts): a blocking write held it until the reader left (an audit's find).
+  const script = [
+    `mkfifo ${dir}/errors`,
+    `(exec 3< ${dir}/errors; sleep 60) & reader=$!`,
+    `${process.execPath} ${BATON} --post-file ${dir}/post --timeout 1s --grace-period 1s -- sh -c 'head -c 70000 /dev/zero >&2; exec sleep 1000' 2> ${dir}/errors`,
+    "echo $? > " + `${dir}/rc`,
+    `ls ${dir} > ${dir}/seen`,
+    "kill $reader",
+  ].join("\n");
+  const started = Date.now();
+  await runBaton([], { baton: ["sh", "-c", script] });
+  const took = Date.now() - started;
+  assert.equal(readFileSync(join(dir, "rc"), "utf8").trim(), "124");
+  assert.ok(took < 20_000, `baton exited ${took} ms after it started (the reader holds on for 60 s)`);
+  assert.match(readFileSync(join(dir, "seen"), "utf8"), /^post\.err$/m, "the post file, written while the reader still holds the pipe");
+});
+
 test("found: a silent process left behind that holds the pipe is not reported as writing on; everything is copied", async () => {
   const dir = tempDir();
   // As finding 10, with a background `sleep` holding the command's stdout pipe open and writing nothing: the pipe never
