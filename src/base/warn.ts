@@ -31,13 +31,13 @@ export function warn(message: string): void {
         stuck ||= (error as NodeJS.ErrnoException).code === "EAGAIN";
         return;
       }
-      Atomics.wait(PAUSE, 0, 0, 5);
+      Atomics.wait((pause ??= new Int32Array(new SharedArrayBuffer(4))), 0, 0, 5); // 5 ms, nothing else to do
     }
   }
   stuck = false;
 }
 
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+let pause: Int32Array | undefined;
 
 /** Descriptor 2, or baton's own non-blocking description of it when it is a pipe (opened once, close-on-exec). */
 function stderr(): number {
