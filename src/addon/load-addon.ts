@@ -36,7 +36,8 @@ export interface NativeAddon {
   makeFifo(path: string): number;
   /**
    * Polls fd (taken) in the event loop, without reading, and calls back once when it is readable, with the bytes
-   * waiting in it (0: hung up, no writer left); the poll stops then, but fd stays open until pollClose. It does not keep the loop alive. A handle for pollClose, or a negative errno.
+   * waiting in it (0: hung up, no writer left); the poll stops then, but fd stays open until pollClose. It does not
+   * keep the loop alive. A handle for pollClose, or a negative errno.
    * (Older addons have pollReadable instead, which closed fd at the callback: not used.)
    */
   pollWake?(fd: number, callback: (bytes: number) => void): ReadableHandle | number;
