@@ -64,7 +64,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   try {
     options = parseStepOptions(argv);
     // Before the events file or anything else takes a descriptor: at the descriptor limit, the one the post file needs.
-    if (options.postFile !== undefined) reserveDescriptor("/");
+    if (options.postFile !== undefined) reserveDescriptor();
     configureEvents({ file: options.events, postFile: options.postFile });
     emit("start", { mode: "step" });
     checkStepPaths(options);

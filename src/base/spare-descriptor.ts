@@ -1,19 +1,17 @@
 import { closeSync, constants, openSync } from "node:fs";
 
-// One descriptor kept in reserve from a step's start, for the moments that must not fail for want of one when the
-// step has run out of them (EMFILE): the post file, which needs one at a time, and a waiter's look at its writer's
-// lock, which would otherwise never see a dead writer (src/handoff/liveness-lock.ts). What it holds open is a folder
-// (O_DIRECTORY|O_NONBLOCK: whatever is planted there, this open neither blocks nor opens a device).
+// One descriptor kept in reserve from a step's start (main.ts, before anything else takes one), for the moments that
+// must not fail for want of one when the step has run out of them (EMFILE): the post file, which needs one at a time,
+// a waiter's look at its writer's lock, which would otherwise never see a dead writer (src/handoff/liveness-lock.ts),
+// and the addon's dlopen. What it holds open is "/", a folder no neighbour can plant anything at.
 
 let spare: number | undefined;
-let reservedAt = "/";
 
-/** Takes the spare, holding `folder` open; nothing when one is held already, or none is left to take. */
-export function reserveDescriptor(folder: string): void {
+/** Takes the spare; nothing when one is held already, or none is left to take. */
+export function reserveDescriptor(): void {
   if (spare !== undefined) return;
   try {
-    spare = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
-    reservedAt = folder;
+    spare = openSync("/", constants.O_RDONLY | constants.O_DIRECTORY);
   } catch {
     // Already out of them: nothing to keep.
   }
@@ -41,6 +39,6 @@ export function withSpareDescriptor<T>(use: () => T): T | undefined {
   try {
     return use();
   } finally {
-    reserveDescriptor(reservedAt);
+    reserveDescriptor();
   }
 }

@@ -7,7 +7,6 @@ import { isTrackedChild } from "../run/children.js";
 import { openCaptureFiles, teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
 import { startCommand, type RunningCommand } from "../run/run-command.js";
-import { reserveDescriptor } from "../base/spare-descriptor.js";
 import { handOn, type HandOnOptions } from "./hand-on.js";
 import type { Outcome } from "./outcome.js";
 
@@ -34,9 +33,8 @@ export interface Runner {
   start(argv: readonly string[], options: StepOptions, files: Map<string, WriteStream> | undefined, warn: (message: string) => void): StartedCommand;
 }
 
-/** The hand-off's writes: the descriptor kept for the post file, the liveness lock, and the report itself. */
+/** The hand-off's writes: the liveness lock and the report itself. */
 export interface Writer {
-  reserveDescriptor(folder: string): void;
   holdLock(postFile: string, warn: (message: string) => void): void;
   /** Writes the outcome (DIR/exitCode, termination message, post file) and returns baton's exit code. */
   handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint?: boolean): number;
@@ -70,6 +68,6 @@ export const STEP_WORLD: StepPorts = {
       }) };
     }),
   },
-  writer: { reserveDescriptor, holdLock: holdLivenessLock, handOn },
+  writer: { holdLock: holdLivenessLock, handOn },
   onSignal,
 };

@@ -1,4 +1,3 @@
-import { dirname } from "node:path";
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../base/clock.js";
 import { BatonError, EXIT_FAILURE } from "../base/errors.js";
@@ -47,7 +46,6 @@ interface StepState {
 
 export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts = STEP_WORLD): Promise<number> {
   const step: StepState = { ports, startedAt: now(), command: undefined };
-  if (options.postFile !== undefined) ports.writer.reserveDescriptor(dirname(options.postFile));
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
   // Held from here until the post file is written: the next step notices if this one dies on the way, whether it
   // waits, evaluates `when` or runs its command (src/handoff/liveness-lock.ts). A folder that can take no file ends the step here.

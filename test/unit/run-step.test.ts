@@ -75,7 +75,6 @@ function fakeWorld(script: Script): FakeWorld {
         },
       },
       writer: {
-        reserveDescriptor() {},
         holdLock: () => (seen.locked = true),
         handOn(_options, outcome) {
           seen.outcome = outcome;
