@@ -135,13 +135,17 @@ static char **buffer_strings(napi_env env, napi_value array) {
 
 // posix_spawn(p) of file in a session of its own (setsid, as child_process's detached), every signal at its default
 // and none blocked, stdio inherited: 0 or an errno (exec's failure included: glibc reports it).
+// Every signal means every bit of the set, the C library's own signals too (32 and 33 in glibc, 32-34 in musl): the
+// child of posix_spawn sets each signal that is not in the default set and that the library keeps for itself to
+// SIG_IGN, and an ignored signal stays ignored across exec, so the command would start with them ignored (SigIgn
+// 0000000180000000 in /proc/PID/status) where tini, Tekton's and Argo's entrypoints leave none. sigfillset and
+// sigaddset refuse those signals; posix_spawnattr_setsigdefault copies the set as it is and the child tests each bit,
+// so the bits are set by hand. (SIGKILL and SIGSTOP in the set are harmless: their sigaction fails, unseen.)
 static int spawn_in_session(pid_t *pid, const char *file, char *const argv[], char *const envp[], int search_path) {
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults, none;
-  sigfillset(&defaults);
-  sigdelset(&defaults, SIGKILL);
-  sigdelset(&defaults, SIGSTOP);
+  memset(&defaults, 0xff, sizeof defaults);
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setsigmask(&attr, &none);
