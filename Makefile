@@ -19,7 +19,7 @@ NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../.
 # `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
 ARCH ?= x64
 
-.PHONY: all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone $(addprefix test-node,$(NODE_VERSIONS))
+.PHONY: all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance $(addprefix test-node,$(NODE_VERSIONS))
 
 all: build
 
@@ -97,6 +97,18 @@ test-standalone: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(ADDON) $(SEA) $(SEA_A
 	PATH=$(call node_bin,24):$$PATH $(TEST_RUN) --test-concurrency=2 $(STANDALONE_TESTS)
 
 test: typecheck $(addprefix test-node,$(NODE_VERSIONS)) test-standalone
+
+# The real programs baton stands in for, built from their pinned Go modules (a go.mod and go.sum each in scripts/peers) into
+# $(PEERS_DIR), kept between runs: Tekton's entrypoint, Argo's argoexec (4.0 and 3.7), and Debian's tini
+# (docs/development.md, "The real peers"). The first build takes minutes; a later one nothing.
+export BATON_PEERS ?= $(HOME)/.cache/baton-peers
+peers:
+	scripts/peers/build.sh
+
+# Every scenario on the real peer and on baton (the bundle on the pinned Node 24, and the standalone build), compared
+# field by field; a difference must be listed in docs/tekton.md or docs/argo.md (test/conformance/differences.ts).
+conformance: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA) peers
+	PATH=$(call node_bin,24):$$PATH $(TEST_RUN) --test-concurrency=2 test/conformance/*.test.ts
 
 # The standalone folder (docs/standalone.md): Node 24 from npm as a single executable application, the glibc
 # loader and libraries beside it, a static launcher. Its tools live in scripts/sea/node_modules, apart from the main
