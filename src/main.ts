@@ -62,7 +62,8 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   let options: StepOptions;
   let setUp: () => void;
   try {
-    options = parseStepOptions(argv);
+    // Tekton's entrypoint starts the command with Go's exec, which runs no file under /bin/sh (start-process.ts).
+    options = { ...parseStepOptions(argv), shellForScripts: !tekton };
     // Before the events file or anything else takes a descriptor: at the descriptor limit, the one the post file needs.
     if (options.postFile !== undefined) reserveDescriptor();
     configureEvents({ file: options.events, postFile: options.postFile });

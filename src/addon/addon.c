@@ -8,6 +8,7 @@
 #define NAPI_VERSION 8
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <node_api.h>
 #include <signal.h>
 #include <spawn.h>
@@ -141,7 +142,9 @@ static char **buffer_strings(napi_env env, napi_value array) {
 // 0000000180000000 in /proc/PID/status) where tini, Tekton's and Argo's entrypoints leave none. sigfillset and
 // sigaddset refuse those signals; posix_spawnattr_setsigdefault copies the set as it is and the child tests each bit,
 // so the bits are set by hand. (SIGKILL and SIGSTOP in the set are harmless: their sigaction fails, unseen.)
-static int spawn_in_session(pid_t *pid, const char *file, char *const argv[], char *const envp[], int search_path) {
+// pipes[1] and pipes[2], when not -1, are the write ends that become the command's stdout and stderr.
+static int spawn_in_session(pid_t *pid, const char *file, char *const argv[], char *const envp[], int search_path,
+                            const int pipes[3]) {
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults, none;
@@ -153,7 +156,7 @@ static int spawn_in_session(pid_t *pid, const char *file, char *const argv[], ch
   // Node may hold its stdio close-on-exec: dup2 of a descriptor onto itself clears that in the child (POSIX 2018).
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  for (int fd = 0; fd <= 2; fd++) posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  for (int fd = 0; fd <= 2; fd++) posix_spawn_file_actions_adddup2(&actions, pipes[fd] == -1 ? fd : pipes[fd], fd);
   int rc = search_path ? posix_spawnp(pid, file, &actions, &attr, argv, envp)
                        : posix_spawn(pid, file, &actions, &attr, argv, envp);
   posix_spawn_file_actions_destroy(&actions);
@@ -179,11 +182,22 @@ static int found_in_path(const char *file, char *out, size_t size) {
   }
 }
 
+// True when the file starts as an ELF binary does: one the kernel refused (another architecture's) is no script.
+static bool is_elf(const char *path) {
+  char magic[4] = {0};
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd == -1) return false;
+  ssize_t n = read(fd, magic, sizeof magic);
+  close(fd);
+  return n == (ssize_t)sizeof magic && memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
 // A file the kernel will not execute (ENOEXEC: a script with no #! line) runs under /bin/sh, as execvp, and so
-// Node's child_process, and every shell run it: argv becomes /bin/sh FILE ARGS...
-static int spawn_as_script(pid_t *pid, const char *file, char *const argv[], char *const envp[]) {
+// Node's child_process, tini and every shell run it: argv becomes /bin/sh FILE ARGS... Not an ELF binary (another
+// architecture's): the shell would read its bytes as commands; it stays ENOEXEC, as bash says of it.
+static int spawn_as_script(pid_t *pid, const char *file, char *const argv[], char *const envp[], const int pipes[3]) {
   char path[4096];
-  if (found_in_path(file, path, sizeof path) != 0) return ENOEXEC;
+  if (found_in_path(file, path, sizeof path) != 0 || is_elf(path)) return ENOEXEC;
   size_t count = 0;
   while (argv[count] != NULL) count++;
   char **shell_argv = calloc(count + 2, sizeof *shell_argv);
@@ -191,38 +205,101 @@ static int spawn_as_script(pid_t *pid, const char *file, char *const argv[], cha
   shell_argv[0] = "/bin/sh";
   shell_argv[1] = path;
   for (size_t i = 1; i < count; i++) shell_argv[i + 1] = argv[i];
-  int rc = spawn_in_session(pid, "/bin/sh", shell_argv, envp, 0);
+  int rc = spawn_in_session(pid, "/bin/sh", shell_argv, envp, 0, pipes);
   free(shell_argv);
   return rc;
 }
 
-// spawnBytes(file, argv, envp): every command with inherited stdio (src/run/start-process.ts), from exactly these
-// bytes (Buffers), which Node's spawn cannot take (src/run/exact-bytes.ts): PATH searched as execvp does, a script
-// with no #! line run by /bin/sh. The pid, or -errno. Its exit status is collected with waitStatus().
+// What spawnWith's flags ask for.
+#define SPAWN_PIPE_STDOUT 1
+#define SPAWN_PIPE_STDERR 2
+#define SPAWN_NO_SHELL 4
+
+static void close_pipes(int read_ends[3], int write_ends[3]) {
+  for (int fd = 1; fd <= 2; fd++) {
+    if (read_ends[fd] != -1) close(read_ends[fd]);
+    if (write_ends[fd] != -1) close(write_ends[fd]);
+    read_ends[fd] = write_ends[fd] = -1;
+  }
+}
+
+// The command from exactly these bytes (Buffers), which Node's spawn cannot take (src/run/exact-bytes.ts): PATH
+// searched as execvp does; a file the kernel will not execute (no #! line) run by /bin/sh, unless flags has
+// SPAWN_NO_SHELL (Tekton's and Argo's modes: Go's exec does not, src/run/start-process.ts). With SPAWN_PIPE_STDOUT or
+// SPAWN_PIPE_STDERR that descriptor is a pipe (output capture) whose read end is returned, close-on-exec, for the
+// event loop to read; the rest of stdio is inherited. [pid or -errno, stdout's read end or -1, stderr's or -1]. The
+// exit status is collected with waitStatus(), raw: a death by a real-time signal, which Node's child_process reports
+// as exit code 0, is told as what it is.
+static napi_value spawn_with(napi_env env, char *file, char **argv, char **envp, int32_t flags) {
+  int read_ends[3] = {-1, -1, -1}, write_ends[3] = {-1, -1, -1};
+  int rc = 0;
+  for (int fd = 1; fd <= 2 && rc == 0; fd++) {
+    if (!(flags & (fd == 1 ? SPAWN_PIPE_STDOUT : SPAWN_PIPE_STDERR))) continue;
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) == -1) rc = errno;
+    else read_ends[fd] = ends[0], write_ends[fd] = ends[1];
+  }
+  pid_t pid = 0;
+  if (rc == 0) rc = spawn_in_session(&pid, file, argv, envp, 1, write_ends);
+  if (rc == ENOEXEC && !(flags & SPAWN_NO_SHELL)) rc = spawn_as_script(&pid, file, argv, envp, write_ends);
+  for (int fd = 1; fd <= 2; fd++) {
+    if (write_ends[fd] != -1) close(write_ends[fd]);
+    write_ends[fd] = -1;
+  }
+  if (rc != 0) close_pipes(read_ends, write_ends);
+  free(file);
+  free_strings(argv);
+  free_strings(envp);
+  napi_value result;
+  napi_create_array_with_length(env, 3, &result);
+  napi_set_element(env, result, 0, int_value(env, rc == 0 ? (int)pid : -rc));
+  napi_set_element(env, result, 1, int_value(env, read_ends[1]));
+  napi_set_element(env, result, 2, int_value(env, read_ends[2]));
+  return result;
+}
+
+// The Buffers of (file, argv, envp) as C strings; false (a TypeError thrown) when one is not a Buffer or holds a NUL.
+static bool launch_strings(napi_env env, napi_value args[3], char **file, char ***argv, char ***envp) {
+  *file = buffer_string(env, args[0]);
+  *argv = buffer_strings(env, args[1]);
+  *envp = buffer_strings(env, args[2]);
+  if (*file != NULL && *argv != NULL && *envp != NULL && (*argv)[0] != NULL) return true;
+  free(*file);
+  free_strings(*argv);
+  free_strings(*envp);
+  napi_throw_type_error(env, NULL, "spawn(file, argv, envp): Buffers without NUL bytes");
+  return false;
+}
+
+// spawnBytes(file, argv, envp): spawnWith with stdio inherited and the /bin/sh fallback; the pid, or -errno. (The
+// first form; kept for a bundle that meets this addon.)
 static napi_value spawn_bytes(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value args[3];
+  char *file, **argv, **envp;
   if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 3) {
     napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
     return NULL;
   }
-  char *file = buffer_string(env, args[0]);
-  char **argv = buffer_strings(env, args[1]);
-  char **envp = buffer_strings(env, args[2]);
-  if (file == NULL || argv == NULL || envp == NULL || argv[0] == NULL) {
-    free(file);
-    free_strings(argv);
-    free_strings(envp);
-    napi_throw_type_error(env, NULL, "spawnBytes(file, argv, envp): Buffers without NUL bytes");
+  if (!launch_strings(env, args, &file, &argv, &envp)) return NULL;
+  napi_value result = spawn_with(env, file, argv, envp, 0), pid;
+  napi_get_element(env, result, 0, &pid);
+  return pid;
+}
+
+// spawnWith(file, argv, envp, flags): see spawn_with.
+static napi_value spawn_with_flags(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value args[4];
+  int32_t flags = 0;
+  char *file, **argv, **envp;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 4 ||
+      napi_get_value_int32(env, args[3], &flags) != napi_ok) {
+    napi_throw_type_error(env, NULL, "spawnWith(file, argv, envp, flags): Buffers without NUL bytes, and flags");
     return NULL;
   }
-  pid_t pid = 0;
-  int rc = spawn_in_session(&pid, file, argv, envp, 1);
-  if (rc == ENOEXEC) rc = spawn_as_script(&pid, file, argv, envp);
-  free(file);
-  free_strings(argv);
-  free_strings(envp);
-  return int_value(env, rc == 0 ? (int)pid : -rc);
+  if (!launch_strings(env, args, &file, &argv, &envp)) return NULL;
+  return spawn_with(env, file, argv, envp, flags);
 }
 
 // waitStatus(pid): waitpid(pid, WNOHANG) for a child spawnBytes started: -1 while it runs, -2 when it is not (or no
@@ -284,6 +361,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"flock", NULL, flock_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"exitNow", NULL, exit_now, NULL, NULL, NULL, napi_enumerable, NULL},
       {"spawnBytes", NULL, spawn_bytes, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"spawnWith", NULL, spawn_with_flags, NULL, NULL, NULL, napi_enumerable, NULL},
       {"waitStatus", NULL, wait_status, NULL, NULL, NULL, napi_enumerable, NULL},
       {"trimMemory", NULL, trim_memory, NULL, NULL, NULL, napi_enumerable, NULL},
       {"stopBaselineCompiler", NULL, stop_baseline_compiler, NULL, NULL, NULL, napi_enumerable, NULL},

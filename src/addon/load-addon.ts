@@ -21,6 +21,11 @@ export interface NativeAddon {
   spawnBytes(file: Buffer, argv: Buffer[], envp: Buffer[]): number;
   /** waitpid(pid, WNOHANG) of a spawnBytes child: -1 running, -2 not a child, else the raw wait status */
   waitStatus(pid: number): number;
+  /**
+   * posix_spawnp as spawnBytes, with flags: 1 stdout a pipe, 2 stderr a pipe, 4 no /bin/sh for a file the kernel will
+   * not execute. [pid or -errno, stdout's read end or -1, stderr's or -1]. Older addons lack it.
+   */
+  spawnWith?(file: Buffer, argv: Buffer[], envp: Buffer[], flags: number): [number, number, number];
   /** malloc_trim(0) where the C library has it: 1 when memory went back to the kernel, else 0 (src/process/trim-memory.ts). */
   trimMemory(): number;
   /** V8's baseline compiler off (src/process/baseline-compiler.ts): 1 when done, 0 when V8's flag call is not found. Older addons lack it. */

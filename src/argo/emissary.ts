@@ -220,7 +220,8 @@ async function runOnce(argv: string[], template: Template, env: NodeJS.ProcessEn
   }
   if (!reaping) startReaping({ isOurChild: isTrackedChild, warn: host.warn, subreaper: shouldBecomeSubreaper() });
   reaping = true;
-  const command = startCommand(argv, capture ? { stdio: ["inherit", "pipe", "pipe"] } : {});
+  // Argo's emissary starts the command with Go's exec, which runs no file under /bin/sh (start-process.ts).
+  const command = startCommand(argv, { stdio: capture ? ["inherit", "pipe", "pipe"] : "inherit", shellForScripts: false });
   if (command.pid !== undefined) router.attach(command);
   const tee = capture ? teeOutput(command, { stdoutPath: [stdoutPath, combinedPath], stderrPath: [combinedPath] }, files, host.warn) : undefined;
   const sidecarStop = template.sidecarNames.includes(where.name) ? stopWhenMainContainersEnd(template, where.root, env, command, host) : undefined;

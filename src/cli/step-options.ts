@@ -45,6 +45,11 @@ export interface StepOptions {
   credentials: CredentialFlags;
   /** Where Tekton's volumes are (/tekton, or BATON_TEKTON_ROOT): creds, creds-secrets, steps, artifacts. */
   tektonRoot: string;
+  /**
+   * false (Tekton's argument vector): a command file the kernel will not execute fails to start, as under Tekton's
+   * entrypoint, instead of running under /bin/sh (src/run/start-process.ts). Default true.
+   */
+  shellForScripts?: boolean;
 }
 
 export type ResultFrom = "termination-message" | "sidecar-logs";

@@ -4,7 +4,7 @@ import { trackChild } from "./children.js";
 import { after, monotonicMs, sleep, type Deadline } from "../base/clock.js";
 import { describeSystemError } from "../base/errors.js";
 import { exitCodeOf, isBatonFault, spawnErrorExitCode } from "./exit-code.js";
-import { spawnProcess } from "./start-process.js";
+import { spawnProcess, type SpawnOptions } from "./start-process.js";
 
 // Runs the command in a process group of its own (detached: setsid), so a signal or a kill reaches everything it
 // started, grandchildren included. The price: the command has no controlling terminal, which a pod's step never has.
@@ -40,7 +40,7 @@ export interface RunningCommand {
   stop(signal: NodeJS.Signals, graceMs: number): void;
 }
 
-export interface RunOptions {
+export interface RunOptions extends SpawnOptions {
   /** Where the command's stdout and stderr go (default: inherited). */
   stdio?: "inherit" | "ignore" | ["inherit", "inherit" | "pipe", "inherit" | "pipe"];
 }
@@ -53,7 +53,7 @@ const KILL_SETTLE_MS = 2000;
 // Eager: on the wake-up path (docs/design.md#eager-functions).
 export const startCommand = (function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
-  const child = spawnProcess(program, args, options.stdio ?? "inherit");
+  const child = spawnProcess(program, args, options.stdio ?? "inherit", options);
   trackChild(child);
   const pid = child.pid;
   let stoppedWith: NodeJS.Signals | undefined;
@@ -73,7 +73,11 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
         resolve({ exitCode, signal: null, batonFault: true, spawnError: `cannot start the command ${program}: ${describeSystemError(error)}` });
         return;
       }
-      const why = exitCode === 127 ? "command not found" : error.code === "E2BIG" ? "the arguments and environment are too long for exec(2)" : "command cannot be executed";
+      const why =
+        exitCode === 127 ? "command not found"
+        : error.code === "E2BIG" ? "the arguments and environment are too long for exec(2)"
+        : error.code === "ENOEXEC" ? "command cannot be executed (exec format error: no #! line, or another architecture's binary)"
+        : "command cannot be executed";
       resolve({ exitCode, signal: null, spawnError: `${why}: ${program} (${error.code})` });
     });
     // Eager: on the hand-on path (docs/design.md#eager-functions).

@@ -59,7 +59,10 @@ export const STEP_WORLD: StepPorts = {
       const command = startCommand(
         argv,
         // Pipes only when asked: inherited stdio costs nothing and keeps the command's output unbuffered.
-        files ? { stdio: ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] } : {},
+        {
+          stdio: files ? ["inherit", options.stdoutPath ? "pipe" : "inherit", options.stderrPath ? "pipe" : "inherit"] : "inherit",
+          shellForScripts: options.shellForScripts,
+        },
       );
       const tee = files ? teeOutput(command, options, files, warn) : undefined;
       // Eager: on the hand-on path (docs/design.md#eager-functions).

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { BATON, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 
 function assertOneLine(stderr: string, pattern: RegExp): void {
   const lines = stderr.split("\n").filter(Boolean);
@@ -131,6 +131,32 @@ test("a command killed by a real-time signal (no name in Node) gives 128+N, not 
   assert.equal(exit.code, 128 + 34, exit.stderr);
   assert.equal(readJson(join(dir, "post.err")).exitCode, 128 + 34);
 });
+
+for (const [build, baton, skip] of [["the bundle", undefined, false], ["the standalone build", [STANDALONE], NO_STANDALONE]] as const) {
+  test(`${build}: a captured command killed by a real-time signal gives 128+N and POST.err, not 0 and POST (Node's child_process calls that death exit 0)`, { skip }, async () => {
+    const dir = tempDir();
+    const options = baton ? { baton: [...baton] } : {};
+    const command = ["sh", "-c", "echo before; kill -37 $$"];
+    for (const capture of [["--stdout-path", join(dir, "out")], ["--stderr-path", join(dir, "err")]]) {
+      const post = join(dir, `post${capture[0]}`);
+      const exit = await runBaton(["--post-file", post, ...capture, "--", ...command], options);
+      assert.equal(exit.code, 128 + 37, exit.stderr);
+      assert.equal(readJson(`${post}.err`).exitCode, 128 + 37);
+      assert.equal(existsSync(post), false);
+    }
+    assert.equal(readFileSync(join(dir, "out"), "utf8"), "before\n");
+    // Tekton's argument vector with -stdout_path, and the emissary with its capture files.
+    const tekton = await runBaton(["-post_file", join(dir, "tekton"), "-termination_path", join(dir, "termination"), "-stdout_path", join(dir, "tekton-out"), "-entrypoint", "sh", "--", ...command.slice(1)], options);
+    assert.equal(tekton.code, 128 + 37, tekton.stderr);
+    assert.equal(existsSync(join(dir, "tekton.err")), true);
+    const argo = join(dir, "argo");
+    const env = cleanEnv({ BATON_ARGO_ROOT: argo, ARGO_CONTAINER_NAME: "main", ARGO_INCLUDE_SCRIPT_OUTPUT: "true", ARGO_TEMPLATE: "{}" });
+    const emissary = await runBaton(["emissary", "--", ...command], { ...options, env });
+    assert.equal(emissary.code, 128 + 37, emissary.stderr);
+    assert.equal(readFileSync(join(argo, "ctr/main/exitcode"), "utf8"), String(128 + 37));
+    assert.equal(readFileSync(join(argo, "ctr/main/stdout"), "utf8"), "before\n");
+  });
+}
 
 test("a post file with a trailing slash is a usage error before the command runs", async () => {
   const dir = tempDir();
