@@ -176,6 +176,7 @@ function copyFrom(src: string, dest: string): void {
  * tools can find a step's metadata by name or position. Links left by an earlier start of the container are replaced.
  */
 export function stepInit(steps: readonly string[], tektonRoot: string): void {
+  checkStepNames(steps);
   const stepsDir = join(tektonRoot, "steps");
   try {
     makeFolders(stepsDir);
@@ -188,6 +189,19 @@ export function stepInit(steps: readonly string[], tektonRoot: string): void {
     });
   } catch (error) {
     throw new BatonError(`cannot set up ${stepsDir}: ${describeSystemError(error)}`);
+  }
+}
+
+/**
+ * A step's name becomes a link's name in <root>/steps: a name, never a path. "../../x" would replace a file outside
+ * the folder with a link (Tekton's filepath.Join does just that); "", "." and ".." name the folder or its parent, and
+ * a NUL cannot be in a file name. A usage error before anything is copied or linked.
+ */
+function checkStepNames(steps: readonly string[]): void {
+  for (const step of steps) {
+    if (step === "" || step === "." || step === ".." || step.includes("/") || step.includes("\0")) {
+      throw usageError(`invalid step name ${JSON.stringify(step)}: a step's name is a file name in the steps folder, without "/" or NUL, not "", "." or ".."`);
+    }
   }
 }
 
@@ -230,6 +244,7 @@ export function runInstallCommand(name: string, args: readonly string[], env: No
     case "init":
       if (args.length === 1) installBaton(args[0]!);
       else if (args.length >= 2) {
+        checkStepNames(args.slice(2));
         copyFrom(args[0]!, args[1]!);
         stepInit(args.slice(2), root);
       } else throw usageError("usage: baton init DEST (or Tekton's: init SRC DST [STEP...])");

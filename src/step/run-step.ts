@@ -97,7 +97,12 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   if (outcome.handOn && outcome.exitCode !== 0) {
     io.warn(`the command failed with exit code ${outcome.exitCode}; continuing (--on-error continue)`);
   }
-  return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
+  // The line that found the folder taking no new file has said that nothing can be handed on: the post file's own
+  // failure there (the same cause) is not said a second time.
+  const handOnWarn = cannotHandOn === undefined ? io.warn : (message: string) => {
+    if (!message.startsWith("cannot write post file ")) io.warn(message);
+  };
+  return ports.writer.handOn(options, outcome, step.startedAt, handOnWarn);
 }
 
 /** Tekton's onFailure breakpoint: a failure of the command or of baton, not a timeout, a cancel or a skip. */

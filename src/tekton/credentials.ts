@@ -61,6 +61,7 @@ export function readCredentials(flags: CredentialFlags, secretsRoot: string): Cr
   };
   for (const value of flags.basicDocker) {
     const [secret, url] = secretAndUrl("basic-docker", value);
+    refuseControl("basic-docker", `the URL ${JSON.stringify(url)}`, url);
     if (credentials.docker.has(url)) throw usageError(`-basic-docker: multiple entries for url: ${url}`);
     credentials.docker.set(url, readBasic("basic-docker", secretsRoot, secret));
   }
@@ -77,6 +78,7 @@ export function readCredentials(flags: CredentialFlags, secretsRoot: string): Cr
   }
   for (const value of flags.sshGit) {
     const [secret, url] = secretAndUrl("ssh-git", value);
+    sshHost(url);
     const privateKey = readSecretFile("ssh-git", secretsRoot, secret, "ssh-privatekey");
     let knownHosts = "";
     try {
@@ -97,18 +99,57 @@ function secretAndUrl(flag: string, value: string): [string, string] {
   return [secretName(flag, parts[0]!), parts[1]!];
 }
 
-/** A secret's folder under creds-secrets/: one path component (Kubernetes names never hold a "/"). */
+/**
+ * A secret's folder under creds-secrets/: one path component (Kubernetes names never hold a "/"); and the name of
+ * .ssh/id_<name> on an IdentityFile line of .ssh/config, so no control character nor white space either (a name of
+ * Kubernetes' has neither).
+ */
 function secretName(flag: string, name: string): string {
-  if (name === "" || name.includes("/") || name === "." || name === "..") throw usageError(`-${flag}: invalid secret name "${name}"`);
+  if (name === "" || name.includes("/") || name === "." || name === ".." || /[\x00-\x20\x7f]/.test(name)) {
+    throw usageError(`-${flag}: invalid secret name ${JSON.stringify(name)}`);
+  }
   return name;
 }
 
+/**
+ * The values that go into .ssh/config, .gitconfig, .git-credentials and .docker/config.json are lines or parts of
+ * lines there: a newline in one would write a line of the caller's choosing (a ProxyCommand that ssh runs, a credential
+ * helper that git runs). Go's url.Parse refuses ASCII control characters in a URL; baton refuses them in every such
+ * value (Tekton writes a URL of -ssh-git, or a username, as it is).
+ */
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+function refuseControl(flag: string, what: string, value: string): void {
+  const found = CONTROL.exec(value);
+  if (found) {
+    const code = `U+${found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+    throw usageError(`-${flag}: ${what} holds a control character (${code}), which would change the configuration it is written into`);
+  }
+}
+
+/**
+ * The host (and port, and repository path) of -ssh-git, which becomes `Host`, `HostName` and `Port` lines of
+ * .ssh/config and [url "..."] sections of .gitconfig: no control character, no white space (ssh would read a second
+ * word as another host pattern or refuse the line), no quote or backslash (they would end git's quoted section).
+ */
+function sshHost(url: string): void {
+  refuseControl("ssh-git", `the URL ${JSON.stringify(url)}`, url);
+  if (url === "" || /[\s"\\]/.test(url)) {
+    throw usageError(`-ssh-git: invalid host ${JSON.stringify(url)}: a host[:port][/path] without white space, quotes or backslashes`);
+  }
+}
+
 function readBasic(flag: string, root: string, secret: string): BasicEntry {
-  return {
+  const entry = {
     secret,
     username: readSecretFile(flag, root, secret, "username"),
     password: readSecretFile(flag, root, secret, "password"),
   };
+  // Named by file, never quoted: a secret's value stays out of the log. A newline at the end (a file written by `echo`)
+  // is one too: git would take it as part of the name, or as the end of the credential protocol's line.
+  refuseControl(flag, `${join(root, secret, "username")}`, entry.username);
+  refuseControl(flag, `${join(root, secret, "password")}`, entry.password);
+  return entry;
 }
 
 /** A file of a mounted Secret: the kubelet's symlink followed, but only a regular file, at most 1 MiB. */

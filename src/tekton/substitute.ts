@@ -250,9 +250,15 @@ export function substituteCommand(command: readonly string[], env: NodeJS.Proces
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || !hasStepReference(value)) continue;
     const replaced = artifacts.inString(results.inString(value));
+    if (replaced.includes("\0")) throw holdsNul(value, `the environment variable ${name}`);
     if (replaced !== value) (newEnv ??= { ...env })[name] = replaced;
   }
-  let newCommand = command.flatMap((arg) => (hasStepReference(arg) ? results.inListItem(arg) : [arg]));
+  let newCommand = command.flatMap((arg, index) => {
+    if (!hasStepReference(arg)) return [arg];
+    const replaced = results.inListItem(arg);
+    if (replaced.some((item) => item.includes("\0"))) throw holdsNul(arg, index === 0 ? "the command" : `the command's argument ${index}`);
+    return replaced;
+  });
   const scriptsDir = join(tektonRoot, "scripts");
   if (newCommand.length === 1 && dirname(newCommand[0]!) === scriptsDir) {
     let script: string;
@@ -269,6 +275,15 @@ export function substituteCommand(command: readonly string[], env: NodeJS.Proces
     newCommand = newCommand.map((arg) => (hasStepReference(arg) ? artifacts.inString(arg) : arg));
   }
   return { command: newCommand, env: newEnv };
+}
+
+/**
+ * exec(2) takes C strings: a NUL byte from a result cannot reach the command. Said as the value that holds it, not as
+ * Node's refusal to start the command (which named the command and Node's error code).
+ */
+function holdsNul(text: string, where: string): SubstitutionError {
+  const references = [...new Set(text.match(STEP_RESULT) ?? [])].join(", ");
+  return new SubstitutionError(`${references}: the value substituted into ${where} holds a NUL byte, which no argument or environment variable can hold`);
 }
 
 /** The substituted script, mode 0755, in a new folder under $TMPDIR (Tekton: os.CreateTemp("", "script-*")). */

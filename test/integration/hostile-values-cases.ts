@@ -1,0 +1,155 @@
+// Hostile values, round three: where a value baton receives ends up (a generated file, a path, a command line) and what
+// a control character, "..", a NUL or an out-of-range number does there. Written once, run on each build:
+// hostile-input.test.ts (the bundle) and sea-hostile-input.test.ts (the standalone build).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { IS_ROOT, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+import { assertOneLine, tektonPod, writeResult } from "./hostile-input-cases.js";
+
+/** A pod's /tekton with one secret mounted under creds-secrets/, and an empty $HOME. */
+function credentialsPod(secret: string, files: Record<string, string>) {
+  const pod = tektonPod();
+  mkdirSync(join(pod.root, "creds-secrets", secret), { recursive: true });
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(pod.root, "creds-secrets", secret, name), content);
+  const home = join(pod.dir, "home");
+  mkdirSync(home);
+  return { ...pod, home };
+}
+
+export function hostileValueCases(build: string, baton: readonly string[]): void {
+  const words = [...baton];
+
+  test(`${build}: an -ssh-git host with a newline (a ProxyCommand line) is refused: exit 2, POST.err, no .ssh/config`, async () => {
+    const { dir, root, post, env, base, home } = credentialsPod("gk", { "ssh-privatekey": "KEY\n" });
+    const pwned = join(dir, "pwned");
+    const argv = [...base, `-ssh-git=gk=github.com\nProxyCommand touch ${pwned}`, "-entrypoint", "touch", "--", join(dir, "ran")];
+    const exit = await runBaton(argv, { env, baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: -ssh-git: the URL "github\.com\\nProxyCommand touch [^"]+" holds a control character \(U\+000A\)/m);
+    assertOneLine(exit.stderr);
+    assert.equal(exit.stderr.split("\n").length, 2, exit.stderr);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    for (const file of [join(root, "creds/.ssh/config"), join(home, ".ssh/config"), join(dir, "ran"), pwned]) assert.equal(existsSync(file), false, file);
+  });
+
+  for (const [what, flag] of [["a tab", "gk=github.com\tProxyCommand"], ["a space", "gk=github.com ProxyCommand"], ["a quote", 'gk=github.com/a"b']]) {
+    test(`${build}: an -ssh-git host with ${what} (a second word in .ssh/config, or the end of .gitconfig's quote) is refused: exit 2, POST.err`, async () => {
+      const { dir, root, post, env, base } = credentialsPod("gk", { "ssh-privatekey": "KEY\n" });
+      const exit = await runBaton([...base, `-ssh-git=${flag}`, "-entrypoint", "touch", "--", join(dir, "ran")], { env, baton: words });
+      assert.equal(exit.code, 2, exit.stderr);
+      assert.match(exit.stderr, /^baton: -ssh-git: /m);
+      assertOneLine(exit.stderr);
+      assert.equal(readJson(`${post}.err`).reason, "Error");
+      assert.equal(existsSync(join(root, "creds/.ssh/config")), false);
+    });
+  }
+
+  test(`${build}: a basic-git username with a newline (a credential helper line for .gitconfig) is refused without quoting it: exit 2, POST.err`, async () => {
+    const username = "user\n\thelper = !touch /tmp/pwned-by-username";
+    const { dir, root, post, env, base, home } = credentialsPod("bu", { username, password: "s3cret" });
+    const exit = await runBaton([...base, "-basic-git=bu=https://github.com", "-entrypoint", "touch", "--", join(dir, "ran")], { env, baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: -basic-git: \S+\/creds-secrets\/bu\/username holds a control character \(U\+000A\)/m);
+    assert.doesNotMatch(exit.stderr, /helper|pwned/);
+    assertOneLine(exit.stderr);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    for (const file of [join(root, "creds/.gitconfig"), join(home, ".gitconfig"), join(dir, "ran")]) assert.equal(existsSync(file), false, file);
+  });
+
+  test(`${build}: a basic-docker password with a control character is refused without quoting it: exit 2, POST.err`, async () => {
+    const { dir, post, env, base } = credentialsPod("bd", { username: "user", password: "pa\rss" });
+    const exit = await runBaton([...base, "-basic-docker=bd=https://index.docker.io", "-entrypoint", "touch", "--", join(dir, "ran")], { env, baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: -basic-docker: \S+\/creds-secrets\/bd\/password holds a control character \(U\+000D\)/m);
+    assert.doesNotMatch(exit.stderr, /pa.ss/);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+  });
+
+  test(`${build}: a secret name with a newline (a line of .ssh/config through IdentityFile) is refused: exit 2, POST.err`, async () => {
+    const { dir, post, env, base } = credentialsPod("gk", { "ssh-privatekey": "KEY\n" });
+    const exit = await runBaton([...base, "-ssh-git=gk\nProxyCommand x=github.com", "-entrypoint", "touch", "--", join(dir, "ran")], { env, baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: -ssh-git: invalid secret name "gk\\nProxyCommand x"$/m);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+  });
+
+  test(`${build}: step-init ../../outside/victim is refused: exit 2, the file outside untouched`, async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "outside"));
+    writeFileSync(join(dir, "outside/victim"), "keep");
+    const env = cleanEnv({ BATON_TEKTON_ROOT: join(dir, "a/tekton") });
+    for (const name of ["../../outside/victim", "..", ".", "", "a/b"]) {
+      const exit = await runBaton(["step-init", "ok", name], { env, baton: words });
+      assert.equal(exit.code, 2, `${JSON.stringify(name)}: ${exit.stderr}`);
+      assert.match(exit.stderr, /^baton: invalid step name "[^"]*": a step's name is a file name/m);
+      assertOneLine(exit.stderr);
+      assert.equal(existsSync(join(dir, "a/tekton/steps/ok")), false, "nothing linked before the check");
+    }
+    assert.equal(lstatSync(join(dir, "outside/victim")).isFile(), true);
+    assert.equal(readFileSync(join(dir, "outside/victim"), "utf8"), "keep");
+  });
+
+  test(`${build}: init SRC DST ../x refuses the step name before it copies anything: exit 2`, async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "src"), "#!/bin/sh\n");
+    const env = cleanEnv({ BATON_TEKTON_ROOT: join(dir, "tekton") });
+    const exit = await runBaton(["init", join(dir, "src"), join(dir, "dst"), "step-a", "../../x"], { env, baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: invalid step name "\.\.\/\.\.\/x"/m);
+    assert.equal(existsSync(join(dir, "dst")), false);
+    assert.equal(existsSync(join(dir, "x")), false);
+  });
+
+  test(`${build}: a NUL byte in a result substituted into an argument names the value, not the command nor Node's code`, async () => {
+    const { dir, root, post, env, base } = tektonPod();
+    writeResult(root, "prev", "r", "a\0b");
+    const exit = await runBaton([...base, "-entrypoint", "touch", "--", join(dir, "ran"), "<$(steps.prev.results.r)>"], { env, baton: words });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: \$\(steps\.prev\.results\.r\): the value substituted into the command's argument 2 holds a NUL byte/m);
+    assert.doesNotMatch(exit.stderr, /ERR_|cannot be executed/);
+    assertOneLine(exit.stderr);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a NUL byte in a result substituted into the environment names the variable`, async () => {
+    const { dir, root, post, env, base } = tektonPod();
+    writeResult(root, "prev", "r", "a\0b");
+    const exit = await runBaton([...base, "-entrypoint", "touch", "--", join(dir, "ran")], { env: { ...env, V: "$(steps.prev.results.r)" }, baton: words });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: \$\(steps\.prev\.results\.r\): the value substituted into the environment variable V holds a NUL byte/m);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+  });
+
+  test(`${build}: -timeout 0.4ns is 0 for Go, so no timeout: the command runs to its end, POST`, async () => {
+    const { post, env, base } = tektonPod();
+    const exit = await runBaton([...base, "-timeout", "0.4ns", "-entrypoint", "sh", "--", "-c", "sleep 0.3; echo done"], { env, baton: words });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stdout, "done\n");
+    assert.equal(readJson(post).reason, "Completed");
+  });
+
+  test(`${build}: --timeout 9999999999h is out of Go's range: a usage error, exit 2, POST.err, no command`, async () => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    const exit = await runBaton(["--timeout", "9999999999h", "--post-file", post, "--", "touch", join(dir, "ran")], { baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: invalid --timeout "9999999999h": out of range/m);
+    assert.equal(readJson(`${post}.err`).reason, "Error");
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a post folder that takes no new file (read-only) is said in one line, not two`, { skip: !IS_ROOT && "needs root (a read-only bind mount)" }, async () => {
+    const dir = tempDir();
+    const folder = join(dir, "run");
+    mkdirSync(folder);
+    const readOnly = `mount --bind ${folder} ${folder} && mount -o remount,bind,ro ${folder} && exec "$@"`;
+    const exit = await runBaton(["--post-file", join(folder, "out"), "--", "touch", join(dir, "ran")], {
+      baton: words, prefix: ["unshare", "--mount", "sh", "-c", readOnly, "sh"],
+    });
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.match(exit.stderr, /^baton: cannot hand on through \S+\/run\/out: its folder takes no new file \(read-only file system \(EROFS\)\); not running the command\n$/);
+    assert.equal(existsSync(join(dir, "ran")), false);
+  });
+}
