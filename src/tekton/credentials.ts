@@ -100,12 +100,13 @@ function secretAndUrl(flag: string, value: string): [string, string] {
 }
 
 /**
- * A secret's folder under creds-secrets/: one path component (Kubernetes names never hold a "/"); and the name of
- * .ssh/id_<name> on an IdentityFile line of .ssh/config, so no control character nor white space either (a name of
- * Kubernetes' has neither).
+ * A secret's folder under creds-secrets/: one path component (Kubernetes names never hold a "/"), no control character
+ * (a name of Kubernetes' has none); for -ssh-git, the name of .ssh/id_<name> on an IdentityFile line of .ssh/config,
+ * so no white space either (ssh would read a second word there).
  */
 function secretName(flag: string, name: string): string {
-  if (name === "" || name.includes("/") || name === "." || name === ".." || /[\x00-\x20\x7f]/.test(name)) {
+  const unfit = flag === "ssh-git" ? /[\x00-\x20\x7f]/ : CONTROL;
+  if (name === "" || name.includes("/") || name === "." || name === ".." || unfit.test(name)) {
     throw usageError(`-${flag}: invalid secret name ${JSON.stringify(name)}`);
   }
   return name;
