@@ -9,7 +9,14 @@
  * folder to one install location, while `COPY --from`, `baton init DEST` and a shared volume each put it elsewhere.
  * --library-path reaches only the loader, not the environment, so the step's command keeps its own image's libraries.
  * argv0 is the launcher's absolute path: where /proc is missing, Node falls back to it for process.execPath.
- * Linked statically, so it needs no libc from the image. It execs (never forks): baton stays PID 1. */
+ * Linked statically, so it needs no libc from the image. It execs (never forks): baton stays PID 1.
+ *
+ * The step's environment belongs to its command, not to baton, yet Node acts at start-up on the variables named for
+ * it and for libuv (NODE_COMPILE_CACHE makes a folder, NODE_V8_COVERAGE writes files at exit, NODE_DEBUG, NODE_EXTRA_CA_CERTS,
+ * NODE_REDIRECT_WARNINGS, NODE_CHANNEL_FD, UV_THREADPOOL_SIZE...). So Node is started without them: each NODE_* and UV_*
+ * variable is handed on renamed BATON_KEPT_<name>, and BATON_KEPT=1 says so; baton gives them back their names in the
+ * command's environment only (src/process/kept-env.ts). A variable of the step's own whose name starts with BATON_KEPT
+ * is renamed the same way, so that the renaming is undone exactly. */
 #define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +25,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+extern char **environ;
+
+#define KEPT "BATON_KEPT"
+
+/* Whether the variable NAME=VALUE is kept from Node: its name starts with NODE_, UV_ or BATON_KEPT. */
+static int kept_from_node(const char *entry) {
+  return strncmp(entry, "NODE_", 5) == 0 || strncmp(entry, "UV_", 3) == 0 || strncmp(entry, KEPT, strlen(KEPT)) == 0;
+}
+
+/* The environment Node starts with: kept variables renamed BATON_KEPT_<entry>, then BATON_KEPT=1 (NULL: no memory). */
+static char **node_environment(void) {
+  size_t count = 0;
+  while (environ[count]) count++;
+  char **env = calloc(count + 2, sizeof *env);
+  if (!env) return NULL;
+  for (size_t i = 0; i < count; i++) {
+    if (!kept_from_node(environ[i])) {
+      env[i] = environ[i];
+      continue;
+    }
+    size_t size = strlen(KEPT "_") + strlen(environ[i]) + 1;
+    if (!(env[i] = malloc(size))) return NULL;
+    snprintf(env[i], size, KEPT "_%s", environ[i]);
+  }
+  env[count] = KEPT "=1";
+  return env;
+}
 
 #if defined(__x86_64__)
 #define LOADER "ld-linux-x86-64.so.2"
@@ -91,7 +126,9 @@ int main(int argc, char **argv) {
   args[i++] = program;
   for (int k = 1; k < argc; k++) args[i++] = argv[k];
   args[i] = NULL;
-  execv(loader, args);
+  char **env = node_environment();
+  if (!env) fail("out of memory", argv0);
+  execve(loader, args, env);
   fprintf(stderr, "baton: cannot start %s: %s (the launcher needs the lib/ folder it came with beside it)\n", loader,
           strerror(errno));
   return 127;

@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
+import { keptEntryBytes, launcherKept } from "../process/kept-env.js";
 
 // The command gets baton's argv and environment byte for byte. Node decodes both as UTF-8 at start-up: bytes that
 // are not UTF-8 become U+FFFD, and a variable whose name is not UTF-8 is dropped from process.env; and its spawn takes
@@ -27,7 +28,9 @@ export const exactBytes = (function exactBytes(words: readonly string[], env: No
   // puts its loader's words first).
   const given = process.argv.slice(2);
   const raw = split(cmdline).slice(-given.length || Infinity);
-  return { argv: wordBytes(words, given, raw), env: environBytes(split(environ), env) };
+  // Variables the standalone launcher renamed (kept-env.ts) are matched under their own names.
+  const entries = launcherKept(process.env) ? split(environ).map(keptEntryBytes) : split(environ);
+  return { argv: wordBytes(words, given, raw), env: environBytes(entries, env) };
 });
 
 /** What the kernel gave baton when they are not both UTF-8; null when they are, or /proc cannot be read. */

@@ -6,6 +6,7 @@ import { loadNativeAddon, type NativeAddon } from "../addon/load-addon.js";
 import { warn } from "../base/warn.js";
 import { exactBytes, readGivenBytes, type ExactLaunch } from "./exact-bytes.js";
 import { lazyBuiltin } from "../base/builtin.js";
+import { commandEnv } from "../process/kept-env.js";
 
 // Starts a program in a session of its own (setsid). The native addon starts it (posix_spawnp), its output captured
 // or not: loading node:child_process would cost every step's start-up ~14 M instructions and a waiting step ~0.7 MiB
@@ -38,18 +39,20 @@ export interface SpawnedProcess {
 // Eager: on the wake-up path (docs/design.md#eager-functions).
 export const spawnProcess = (function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit", options: SpawnOptions = {}): SpawnedProcess {
   const pipes = addonPipes(stdio);
+  // The step's environment, with what the standalone launcher kept from baton's Node given back (kept-env.ts).
+  const env = commandEnv(process.env);
   // Bytes that are not UTF-8 in baton's argv or environment: only the addon can pass them on (exact-bytes.ts).
-  const exact = exactBytes([program, ...args]);
+  const exact = exactBytes([program, ...args], env);
   if (pipes !== undefined) {
     const addon = addonOrUndefined(exact ? "baton's argv or environment is not UTF-8, and without its addon (%s) the command gets them as decoded text" : undefined);
     // An addon older than spawnWith can start only uncaptured commands.
     if (addon && (pipes === 0 || addon.spawnWith)) {
       const flags = pipes | (options.shellForScripts === false ? SPAWN_NO_SHELL : 0);
-      return startWithAddon(addon, exact ?? textLaunch(program, args), flags);
+      return startWithAddon(addon, exact ?? textLaunch(program, args, env), flags);
     }
   } else if (exact) warn("baton's argv or environment is not UTF-8, and a command whose stdio is ignored gets them as decoded text");
   try {
-    return childProcess().spawn(program, args, { stdio, detached: true });
+    return childProcess().spawn(program, args, { stdio, detached: true, env });
   } catch (error) {
     // child_process throws, instead of emitting 'error', for all but five errnos: E2BIG (a substituted argument over
     // 128 KiB), ENOMEM, EINVAL. Then it is an 'error' too, reported as any spawn failure (it was an internal error).
@@ -87,11 +90,11 @@ const addonOrUndefined = (function addonOrUndefined(warning?: string): NativeAdd
   }
 });
 
-/** The command and baton's environment as UTF-8 bytes, as child_process would pass them. */
+/** The command and its environment as UTF-8 bytes, as child_process would pass them. */
 // Eager: on the wake-up path (docs/design.md#eager-functions).
-const textLaunch = (function textLaunch(program: string, args: readonly string[]): ExactLaunch {
+const textLaunch = (function textLaunch(program: string, args: readonly string[], variables: NodeJS.ProcessEnv): ExactLaunch {
   const env: Buffer[] = [];
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env.push(Buffer.from(`${key}=${value}`));
+  for (const [key, value] of Object.entries(variables)) if (value !== undefined) env.push(Buffer.from(`${key}=${value}`));
   const argv: Buffer[] = [];
   for (const word of [program, ...args]) argv.push(Buffer.from(word)); // a loop: a callback would compile now
   return { argv, env };

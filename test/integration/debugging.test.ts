@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { BATON, NO_STANDALONE, STANDALONE, STANDALONE_DIR, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
+import { BATON, NO_STANDALONE, STANDALONE_DIR, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 
 /**
  * A step whose $(steps...) substitution hits a fault that baton does not expect: a preloaded module (NODE_OPTIONS)
@@ -96,15 +96,6 @@ test("node --cpu-prof and --heap-prof on the bundle write their profiles (Node's
   assert.equal(heap.files("heap").filter((name) => name.endsWith(".heapprofile")).length, 1, "no heap profile");
 });
 
-test("NODE_V8_COVERAGE on the bundle writes its coverage", async () => {
-  const dir = tempDir();
-  await profiledRun([], { NODE_V8_COVERAGE: join(dir, "coverage") });
-  const written = readdirSync(join(dir, "coverage")).filter((name) => name.endsWith(".json"));
-  assert.equal(written.length, 1, "no coverage file");
-  const coverage = JSON.parse(readFileSync(join(dir, "coverage", written[0]!), "utf8")) as { result: { url: string }[] };
-  assert.ok(coverage.result.some((script) => script.url.endsWith("baton.cjs")), "the coverage covers the bundle");
-});
-
 test("the standalone folder ships the source maps of the bundle and of each chunk", { skip: NO_STANDALONE }, () => {
   const maps = readdirSync(join(STANDALONE_DIR, "lib")).filter((name) => name.endsWith(".map"));
   const built = readdirSync(join(BATON, "..")).filter((name) => /^baton[\w-]*\.cjs\.map$/.test(name));
@@ -112,9 +103,3 @@ test("the standalone folder ships the source maps of the bundle and of each chun
   assert.deepEqual(maps.sort(), built.sort());
 });
 
-test("NODE_V8_COVERAGE on the standalone build writes its coverage (it takes no Node flags, so no profiler)", { skip: NO_STANDALONE }, async () => {
-  const dir = tempDir();
-  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "true"], { baton: [STANDALONE], env: cleanEnv({ NODE_V8_COVERAGE: join(dir, "coverage") }) });
-  assert.equal(exit.code, 0, exit.stderr);
-  assert.equal(readdirSync(join(dir, "coverage")).filter((name) => name.endsWith(".json")).length, 1, "no coverage file");
-});
