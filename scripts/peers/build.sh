@@ -28,19 +28,43 @@ peers="tekton-entrypoint tekton github.com/tektoncd/pipeline/cmd/entrypoint entr
 argoexec argo github.com/argoproj/argo-workflows/v4/cmd/argoexec argoexec
 argoexec-v3 argo-v3 github.com/argoproj/argo-workflows/v3/cmd/argoexec argoexec"
 
+# A module zip holds no symbolic links (Go drops them), and Argo's repository has one that its Linux build needs
+# (workflow/executor/osspecific/signal_linux.go, a link to signal_darwin.go): the module as the proxy serves it does not
+# build for Linux. So, for a peer whose folder lists such links in `symlinks` (PATH TARGET a line, as the release's
+# repository has them), the module is copied from Go's module cache (checked against go.sum on download), the links
+# are made in the copy, and the peer is built from a module that replaces the release with that copy (by a relative
+# path: the binary records it, and must not name the cache's folder). Prints the folder to build in.
+restore_symlinks() {
+  folder=$1 module=$2 version=$3 dir=$4
+  (cd "$here/$folder" && GOFLAGS=-mod=readonly go mod download "$module@$version")
+  from=$(cd "$here/$folder" && go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  rm -rf "$dir/src" "$dir/build"
+  cp -r "$from" "$dir/src" && chmod -R u+w "$dir/src"
+  while read -r path target; do
+    [ -n "$path" ] && ln -sf "$target" "$dir/src/$path"
+  done < "$here/$folder/symlinks"
+  mkdir -p "$dir/build"
+  cp "$here/$folder/go.mod" "$here/$folder/go.sum" "$here/$folder/peer.go" "$dir/build/"
+  printf '\nreplace %s => ../src\n' "$module" >> "$dir/build/go.mod"
+  echo "$dir/build"
+}
+
 table="$out/peers.tsv.new"
 printf 'peer\tversion\tpath\tsha256\n' > "$table"
 echo "$peers" | while read -r peer folder package binary; do
   module=$(sed -n 's/^require \([^ ]*\) \(v[^ ]*\)$/\1/p' "$here/$folder/go.mod")
   version=$(sed -n 's/^require \([^ ]*\) \(v[^ ]*\)$/\2/p' "$here/$folder/go.mod")
   dir="$out/$peer-$version"
-  # The stamp: what the binary was built from. A changed go.sum or Go rebuilds it.
-  stamp="$goversion $(sha256sum "$here/$folder/go.mod" "$here/$folder/go.sum" | cut -c1-64 | tr '\n' ' ')"
+  # The stamp: what the binary was built from. A changed go.mod, go.sum, symlinks, this script or Go rebuilds it.
+  stamp="$goversion $(cat "$0" "$here/$folder/go.mod" "$here/$folder/go.sum" "$here/$folder/symlinks" 2>/dev/null | sha256sum | cut -c1-64)"
   if [ ! -x "$dir/$binary" ] || [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "peers: building $peer $version ($module, $goversion)" >&2
     mkdir -p "$dir"
-    (cd "$here/$folder" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -tags peers -trimpath -buildvcs=false \
+    build_in="$here/$folder"
+    if [ -f "$here/$folder/symlinks" ]; then build_in=$(restore_symlinks "$folder" "$module" "$version" "$dir"); fi
+    (cd "$build_in" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -tags peers -trimpath -buildvcs=false \
       -o "$dir/$binary.new" "$package")
+    rm -rf "$dir/src" "$dir/build"
     mv "$dir/$binary.new" "$dir/$binary"
     echo "$stamp" > "$dir/stamp"
   fi
