@@ -1,5 +1,5 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
-import { endsWait, onSignal } from "./process/signals.js";
+import { emissaryForwards, endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths } from "./cli/check-paths.js";
 import { checkPostFileNames } from "./handoff/post-file.js";
 import { letWaitersStart } from "./handoff/liveness-lock.js";
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
     return sidecarMode(argv.slice(1), { warn });
   }
   if (first !== undefined && ARGO_COMMANDS.includes(first)) {
-    return (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, warn });
+    return (await loadArgoCommands()).runArgoCommand(first, argv.slice(1), process.env, { onSignal, endsWait, emissaryForwards, warn });
   }
   if (first === "init" || (first !== undefined && TEKTON_SUBCOMMANDS.includes(first))) {
     return installMode(first, argv.slice(1));

@@ -8,6 +8,8 @@ import type { RunningCommand } from "../run/run-command.js";
 export interface SignalHub {
   onSignal(listener: (signal: NodeJS.Signals) => void): void;
   endsWait(signal: NodeJS.Signals): boolean;
+  /** Whether the emissary forwards a signal sent to baton (src/process/signals.ts). */
+  emissaryForwards(signal: NodeJS.Signals): boolean;
 }
 
 /** Why a wait ended: a terminating signal (128+N is the exit code it gives). */
@@ -31,7 +33,7 @@ export class SignalRouter {
   private readonly waits = new Set<AbortController>();
 
   constructor(private readonly hub: SignalHub) {
-    hub.onSignal((signal) => this.receive(signal, this.hub.endsWait(signal)));
+    hub.onSignal((signal) => this.hub.emissaryForwards(signal) && this.receive(signal, this.hub.endsWait(signal)));
   }
 
   /** A signal number read from the signal file. */

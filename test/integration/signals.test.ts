@@ -124,3 +124,31 @@ test("as PID 1, a SIGTERM sent the instant baton's handlers exist is not lost", 
     assert.equal(existsSync(join(dir, "post.err")), true);
   }
 });
+
+// What the real peers forward, sent to each as PID 1 (Tekton's entrypoint v1.15.1, Argo's argoexec v4.0.5 emissary):
+// both forward SIGABRT, SIGTTIN and SIGTTOU; Tekton's forwards SIGURG, Argo's does not (it filters Go's preemption
+// signal). tini forwards SIGURG. baton: the same per mode.
+for (const [mode, forwardsUrg] of [["a step", true], ["Tekton's argument vector", true], ["the emissary", false]] as const) {
+  test(`as PID 1, ${mode} forwards SIGABRT, SIGTTIN and SIGTTOU${forwardsUrg ? " and SIGURG" : ", not SIGURG (as Argo's emissary)"}`, { skip }, async () => {
+    const dir = tempDir();
+    const command = trappingCommand(dir, ["ABRT", "TTIN", "TTOU", "URG", "USR2"]);
+    const args =
+      mode === "a step" ? ["--post-file", join(dir, "post"), "--", ...command]
+      : mode === "the emissary" ? ["emissary", "--", ...command]
+      : ["-post_file", join(dir, "post"), "-termination_path", join(dir, "termination"), "-entrypoint", command[0]!, "--", ...command.slice(1)];
+    const env = cleanEnv({ BATON_ARGO_ROOT: join(dir, "argo"), ARGO_CONTAINER_NAME: "main", ARGO_INCLUDE_SCRIPT_OUTPUT: "false", ARGO_TEMPLATE: "{}" });
+    const baton = startBaton(args, { pid1: true, env });
+    const pid = await baton.hostPid();
+    await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
+    // SIGUSR2 last: once it arrived, every signal sent before it has been handled by baton.
+    for (const name of ["ABRT", "TTIN", "TTOU", "URG", "USR2"]) {
+      process.kill(pid, `SIG${name}` as NodeJS.Signals);
+      if (name !== "URG" || forwardsUrg) await waitFor(() => (readOr(join(dir, "got"), "").includes(name) ? true : undefined), `${name} to reach the command`);
+    }
+    process.kill(pid, "SIGTERM");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    const got = readFileSync(join(dir, "got"), "utf8").trim().split("\n");
+    assert.deepEqual(got, ["ABRT", "TTIN", "TTOU", ...(forwardsUrg ? ["URG"] : []), "USR2", "TERM"]);
+  });
+}
