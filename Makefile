@@ -178,7 +178,7 @@ demo: $(BUNDLE) $(ADDON)
 	node --import tsx scripts/podrunner/demo.ts $(if $(filter-out 0,$(FAIL)),--fail)
 
 # BENCH_ARGS passes options to scripts/bench.mjs: `make bench BENCH_ARGS="--only 8 --steps 50,200,500"`.
-bench: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA)
+bench: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA) peers
 	node scripts/bench.mjs $(BENCH_ARGS)
 
 clean:

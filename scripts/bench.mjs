@@ -12,7 +12,9 @@
 // inotify, given all it wants: docs/performance.md). `--only 8 --bundle scripts/bench/bare-step.cjs` runs row 8 on a
 // bare Node step that only waits and spawns (the row's floor on this machine, the same section).
 // Every timed process starts with a clean environment (PATH only). Needs gcc (the C probes) and, for rows 4
-// and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing.
+// and 7, root (PID namespaces). tini and dumb-init are installed with apt-get when missing. The real peers (Tekton's
+// entrypoint, Argo's argoexec) come from `make peers` ($BATON_PEERS/peers.tsv); a missing one has its columns skipped.
+// With argoexec, the bench runs in a mount namespace of its own, whose /var/run/argo is a tmpfs (scripts/bench/peers.mjs).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -23,6 +25,7 @@ import {
   startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
 import { argoHandoff, argoMemory, argoStartup } from "./bench/argo-handoff.mjs";
+import { argoNamespace, findPeers } from "./bench/peers.mjs";
 import { findRuntimes } from "./bench/runtimes.mjs";
 import { DEFAULT_SCALE_STEPS, waitingAtScale } from "./bench/scale.mjs";
 import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
@@ -46,10 +49,11 @@ const scaleStartLastFirst = flag("--start-last-first");
 const scaleCommandMs = option("--command-ms");
 const scaleInotifyLimit = option("--inotify-limit");
 
-// Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget.
+// Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget. The real
+// peers wait and reap with 1 s loops, so their figures take a second or so each: fewer of them.
 const reps = quick
-  ? { handoff: 10, handoffPoll: 5, handoffPair: 5, chain: 3, chainPoll: 0, wholeChain: 1, startup: 10, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3, argo: 5, argoLoop: 3 }
-  : { handoff: 40, handoffPoll: 20, handoffPair: 30, chain: 10, chainPoll: 1, wholeChain: 3, startup: 40, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5, argo: 20, argoLoop: 8 };
+  ? { handoff: 10, handoffTekton: 5, handoffPair: 5, chain: 3, chainTekton: 0, wholeChain: 1, wholeChainTekton: 0, startup: 10, startupArgo: 2, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3, argo: 5, argoPeer: 2 }
+  : { handoff: 40, handoffTekton: 20, handoffPair: 30, chain: 10, chainTekton: 1, wholeChain: 3, wholeChainTekton: 1, startup: 40, startupArgo: 8, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5, argo: 20, argoPeer: 6 };
 
 // [id, measure, once per runtime]
 const ROWS = [
@@ -68,9 +72,14 @@ const ROWS = [
   ["9c", argoMemory, false],
 ];
 
+const onceCache = {};
 const log = (message) => process.stderr.write(`bench: ${message}\n`);
 
 async function main() {
+  // Argo's emissary needs a /var/run/argo: the bench re-runs itself in a mount namespace that has one (peers.mjs).
+  const peers = findPeers();
+  if (peers.argoexec.path && !argoNamespace(log)) peers.argoexec = { missing: "no mount namespace with a /var/run/argo of the bench's own (needs root and unshare)" };
+  for (const [key, peer] of Object.entries(peers)) if (peer.missing) log(`peer ${key}: ${peer.missing}: its columns are skipped`);
   const began = now();
   mkdirSync(OUT, { recursive: true });
   const tmpRoot = join(OUT, "tmp");
@@ -81,6 +90,9 @@ async function main() {
     reps,
     probes: compileProbes(join(OUT, "bin")),
     tools: referenceTools(log),
+    peers,
+    // A reference measured once and shown beside every runtime's row (1c's Tekton chain).
+    once: (key, measure) => (onceCache[key] ??= measure()),
     root: process.getuid?.() === 0,
     tempDir: (prefix) => mkdtempSync(join(tmpRoot, prefix)),
     scaleSteps,
@@ -115,6 +127,7 @@ async function main() {
     when: new Date().toISOString(),
     commit: gitCommit(),
     baton,
+    peers,
     machine: host,
     quick,
     reps,

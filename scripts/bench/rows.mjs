@@ -3,9 +3,11 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  expectExit, firstChildPid, msBetween, now, readStamp, run, sleep, start, summarize, waitForLine,
+  CLEAN_ENV, expectExit, firstChildPid, msBetween, now, readStamp, run, sleep, start, summarize, waitForLine,
   waitUntilWatching,
 } from "./lib.mjs";
+import { argoMain } from "./argo-handoff.mjs";
+import { skippedPeer, tektonChain, tektonHandoff, tektonWholeHandoff } from "./tekton.mjs";
 
 const POST_CONTENT = '{"exitCode":0,"reason":"Completed"}\n';
 
@@ -18,9 +20,7 @@ function writePostFile(path) {
   return at;
 }
 
-/** Tekton's waiting rule as a reference: stat the file once a second, then run the command. */
-const POLL_WAITER = 'sleep "$1"; while [ ! -e "$2" ]; do sleep 1; done; shift 2; exec "$@"';
-const pollPhase = () => (Math.random() * 0.999).toFixed(3);
+const TEKTON = "Tekton's entrypoint (1 s poll)";
 
 /** Resolves with the time a file appears in `dir` (fs.watch + stat), or rejects after `timeoutMs`. */
 function whenFileAppears(path, dir, timeoutMs) {
@@ -57,17 +57,12 @@ export async function handoffLatency(ctx) {
   }
   const stats = summarize(samples);
 
-  // Reference: the same handoff to a waiter that stats its file once a second, all at once (random phases).
-  const dir = ctx.tempDir("handoff-poll-");
-  const waiters = [];
-  for (let i = 0; i < reps.handoffPoll; i++) {
-    waiters.push(start("sh", ["-c", POLL_WAITER, "sh", pollPhase(), join(dir, `post-${i}`), probes.stamp, join(dir, `started-${i}`)]));
-  }
-  await sleep(1200); // every waiter is past its phase and polling
-  const posted = waiters.map((_, i) => writePostFile(join(dir, `post-${i}`)));
-  await Promise.all(waiters.map((w) => expectExit(w, "poll waiter")));
-  const pollSamples = posted.map((t, i) => msBetween(t, readStamp(join(dir, `started-${i}`))));
-  rmSync(dir, { recursive: true, force: true });
+  // Reference: the same handoff to Tekton's entrypoint, waiters started at random phases of its 1 s poll.
+  let reference;
+  if (ctx.peers.tekton.path) {
+    const tektonSamples = await tektonHandoff(ctx, reps.handoffTekton, writePostFile);
+    reference = { label: TEKTON, stats: summarize(tektonSamples), samples: tektonSamples };
+  } else reference = skippedPeer(TEKTON, ctx.peers.tekton);
 
   return {
     id: "1",
@@ -77,8 +72,8 @@ export async function handoffLatency(ctx) {
     samples,
     target: "median <= 5 ms, p95 <= 20 ms",
     pass: stats.median <= 5 && stats.p95 <= 20,
-    references: [{ label: "1 s stat poll", stats: summarize(pollSamples), samples: pollSamples }],
-    note: "post file written by the bench (temp + rename, clock read just before rename); next step's baton already waiting",
+    references: [reference],
+    note: "post file written by the bench (temp + rename, clock read just before rename); next step's baton already waiting; Tekton's entrypoints started at random phases",
   };
 }
 
@@ -136,22 +131,13 @@ export async function chain(ctx) {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  // Reference: the same chain with the 1 s stat-poll waiter (random phases), once: it takes ~10 s.
+  // Reference: the same chain of Tekton's entrypoints (started at random phases), once: it takes ~10 s.
   const references = [];
-  if (reps.chainPoll > 0) {
-    const pollSamples = [];
-    for (let r = 0; r < reps.chainPoll; r++) {
-      const { dir, post, children } = await chainOnce(ctx, steps, (wait, postFile) =>
-        start("sh", ["-c", `${POLL_WAITER}`, "sh", pollPhase(), wait, "sh", "-c", '/bin/true && : > "$0"', postFile]));
-      await sleep(1200);
-      const last = whenFileAppears(post(steps), dir, 60_000);
-      const t0 = now();
-      closeSync(openSync(post(0), "w"));
-      pollSamples.push(msBetween(t0, await last));
-      await Promise.all(children.map((c) => expectExit(c, "poll waiter (chain)")));
-      rmSync(dir, { recursive: true, force: true });
-    }
-    references.push({ label: "1 s stat poll", stats: summarize(pollSamples), samples: pollSamples });
+  if (!ctx.peers.tekton.path) references.push(skippedPeer(TEKTON, ctx.peers.tekton));
+  else if (reps.chainTekton > 0) {
+    const tektonSamples = [];
+    for (let r = 0; r < reps.chainTekton; r++) tektonSamples.push(await tektonChain(ctx, steps, whenFileAppears));
+    references.push({ label: TEKTON, stats: summarize(tektonSamples), samples: tektonSamples });
   }
   const stats = summarize(samples);
   return {
@@ -163,7 +149,7 @@ export async function chain(ctx) {
     target: "<= 250 ms",
     pass: stats.median <= 250,
     references,
-    note: "all steps started at once and waiting; first wait file created -> last post file seen",
+    note: "all steps started at once and waiting; first wait file created -> last post file seen; Tekton's entrypoints started at random moments within a second",
   };
 }
 
@@ -172,6 +158,8 @@ export async function chain(ctx) {
 // step N's command exits -> step N+1's command starts. Each command (stepprobe.c) stamps its start and, last thing,
 // its exit; a C inotify watcher on the folder stamps each post file as it appears (exit -> post file).
 const CHAIN_STEPS = 31;
+// Tekton's chain for the reference: each hand-off waits for the next step's 1 s poll, so fewer steps.
+const TEKTON_CHAIN_STEPS = 11;
 
 export async function wholeHandoff(ctx, rt) {
   const { probes, reps } = ctx;
@@ -211,6 +199,17 @@ export async function wholeHandoff(ctx, rt) {
   }
   const stats = summarize(whole);
   const post = summarize(toPost);
+  // Reference: Tekton's entrypoints in a chain of their own, measured once and shown beside every runtime's row.
+  const references = [];
+  if (!ctx.peers.tekton.path) references.push(skippedPeer(TEKTON, ctx.peers.tekton));
+  else if (reps.wholeChainTekton > 0) {
+    const tekton = await ctx.once("1c-tekton", () => tektonWholeHandoff(ctx, TEKTON_CHAIN_STEPS, writePostFile));
+    references.push(
+      { label: `${TEKTON}: whole hand-off`, stats: tekton.whole, samples: tekton.samples.whole },
+      { label: `${TEKTON}: exit -> post file seen`, stats: tekton.toPost, samples: tekton.samples.toPost },
+      { label: `${TEKTON}: post file seen -> next command starts`, stats: tekton.postToStart, samples: tekton.samples.postToStart },
+    );
+  }
   return {
     id: "1c",
     figure: `whole handoff in a ${CHAIN_STEPS}-step chain (command N exits -> command N+1 starts), ${rt.label}`,
@@ -223,8 +222,9 @@ export async function wholeHandoff(ctx, rt) {
     references: [
       { label: "exit -> post file seen", stats: post, samples: toPost },
       { label: "post file seen -> next command starts", stats: summarize(postToStart), samples: postToStart },
+      ...references,
     ],
-    note: "all steps started at once and waiting (one folder); exit stamped by the command just before _exit, post file by a C inotify watcher",
+    note: `all steps started at once and waiting (one folder); exit stamped by the command just before _exit, post file by a C inotify watcher; Tekton's entrypoint: one chain of ${TEKTON_CHAIN_STEPS} started at random phases, measured once for every runtime's row`,
   };
 }
 
@@ -232,22 +232,36 @@ export async function wholeHandoff(ctx, rt) {
 // 3. Start-up overhead: whole run of `baton -- /bin/true` on one runtime against that runtime's own `node -e 0`
 // (and the reference tools), interleaved.
 export async function startup(ctx, rt) {
-  const { tools, reps } = ctx;
+  const { tools, reps, peers } = ctx;
+  const dir = ctx.tempDir("startup-");
   const contenders = [
     { label: "baton -- /bin/true", cmd: rt.baton[0], args: [...rt.baton.slice(1), "--", "/bin/true"] },
     { label: "node -e 0", cmd: rt.node, args: ["-e", "0"] },
     { label: "/bin/true", cmd: "/bin/true", args: [] },
   ];
+  const skippedRefs = [];
   if (tools.tini) contenders.push({ label: "tini -- /bin/true", cmd: tools.tini, args: ["-s", "--", "/bin/true"] });
   if (tools.dumbInit) contenders.push({ label: "dumb-init /bin/true", cmd: tools.dumbInit, args: ["/bin/true"] });
+  // Tekton's entrypoint with what it needs to end well: a termination path and a metadata folder of the bench's.
+  if (peers.tekton.path) {
+    contenders.push({ label: "Tekton's entrypoint -- /bin/true", cmd: peers.tekton.path, args: ["-termination_path", join(dir, "termination"), "-step_metadata_dir", join(dir, "status"), "-entrypoint", "/bin/true", "--"] });
+  } else skippedRefs.push(skippedPeer("Tekton's entrypoint -- /bin/true", peers.tekton));
+  // Argo's emissary in the bench's mount namespace, with a plain template in its /var/run/argo. Its first wait4 comes
+  // before /bin/true has ended, then it sleeps a second: so fewer rounds (reps.startupArgo).
+  if (peers.argoexec.path) {
+    const argo = argoMain(ctx);
+    contenders.push({ label: "Argo's emissary -- /bin/true", cmd: peers.argoexec.path, args: [...argo.args, "/bin/true"], env: argo.env, rounds: reps.startupArgo });
+  } else skippedRefs.push(skippedPeer("Argo's emissary -- /bin/true", peers.argoexec));
   const samples = new Map(contenders.map((c) => [c.label, []]));
   for (let r = -2; r < reps.startup; r++) {
     for (const c of contenders) {
+      if (c.rounds !== undefined && r >= c.rounds) continue;
       const t0 = now();
-      await run(c.cmd, c.args);
+      await run(c.cmd, c.args, { env: c.env });
       if (r >= 0) samples.get(c.label).push(msBetween(t0, now())); // the first two rounds warm the caches
     }
   }
+  rmSync(dir, { recursive: true, force: true });
   const stats = summarize(samples.get(contenders[0].label));
   const node = summarize(samples.get("node -e 0"));
   return {
@@ -260,8 +274,11 @@ export async function startup(ctx, rt) {
     target: `<= 1.3 x node -e 0 (${fmtMs(1.3 * node.median)})`,
     pass: stats.median <= 1.3 * node.median,
     ratio: stats.median / node.median,
-    references: contenders.slice(1).map((c) => ({ label: c.label, stats: summarize(samples.get(c.label)), samples: samples.get(c.label) })),
-    note: `spawn -> exit, measured by the bench; ${(stats.median / node.median).toFixed(2)} x ${rt.label}'s node -e 0`,
+    references: [
+      ...contenders.slice(1).map((c) => ({ label: c.label, stats: summarize(samples.get(c.label)), samples: samples.get(c.label) })),
+      ...skippedRefs,
+    ],
+    note: `spawn -> exit, measured by the bench; ${(stats.median / node.median).toFixed(2)} x ${rt.label}'s node -e 0; Argo's emissary ${reps.startupArgo} rounds`,
   };
 }
 
@@ -313,9 +330,10 @@ function memoryLines(text) {
 
 export async function memory(ctx, rt) {
   const { probes, tools, reps } = ctx;
-  const whileRunning = async (argv) => {
+  // `beforeArgs`: Tekton's entrypoint takes the command's path as -entrypoint and its arguments after `--`.
+  const whileRunning = async (argv, beforeArgs = []) => {
     const dir = ctx.tempDir("mem-");
-    await run(argv[0], [...argv.slice(1), probes.memprobe, join(dir, "status")]);
+    await run(argv[0], [...argv.slice(1), probes.memprobe, ...beforeArgs, join(dir, "status")]);
     const lines = memoryLines(readFileSync(join(dir, "status"), "utf8"));
     rmSync(dir, { recursive: true, force: true });
     return lines;
@@ -334,7 +352,8 @@ export async function memory(ctx, rt) {
     const r = await run(probes.maxrss, argv);
     return Number(/maxrss (\d+)/.exec(r.stderr)[1]) / 1024;
   };
-  const series = { hwm: [], anon: [], waitHwm: [], waitAnon: [], tini: [], node: [] };
+  const series = { hwm: [], anon: [], waitHwm: [], waitAnon: [], tini: [], tiniAnon: [], tekton: [], tektonAnon: [], node: [] };
+  const tekton = ctx.peers.tekton;
   for (let r = 0; r < reps.memory; r++) {
     const running = await whileRunning([...rt.baton, "--"]);
     series.hwm.push(running.VmHWM);
@@ -342,7 +361,18 @@ export async function memory(ctx, rt) {
     const waiting = await whileWaiting();
     series.waitHwm.push(waiting.VmHWM);
     series.waitAnon.push(waiting.RssAnon);
-    if (tools.tini) series.tini.push((await whileRunning([tools.tini, "-s", "--"])).VmHWM);
+    if (tools.tini) {
+      const t = await whileRunning([tools.tini, "-s", "--"]);
+      series.tini.push(t.VmHWM);
+      series.tiniAnon.push(t.RssAnon);
+    }
+    if (tekton.path) {
+      const dir = ctx.tempDir("mem-tekton-");
+      const t = await whileRunning([tekton.path, "-termination_path", join(dir, "termination"), "-step_metadata_dir", join(dir, "status"), "-entrypoint"], ["--"]);
+      rmSync(dir, { recursive: true, force: true });
+      series.tekton.push(t.VmHWM);
+      series.tektonAnon.push(t.RssAnon);
+    }
     series.node.push(await lifetimeMiB([rt.node, "-e", ""]));
   }
   const stats = summarize(series.hwm);
@@ -361,6 +391,10 @@ export async function memory(ctx, rt) {
       ...ref("waiting, 50 ms in: VmHWM", series.waitHwm),
       ...ref("waiting, 50 ms in: RssAnon", series.waitAnon),
       ...ref("tini VmHWM", series.tini),
+      ...ref("tini RssAnon", series.tiniAnon),
+      ...(tekton.path ? [] : [skippedPeer("Tekton's entrypoint", tekton)]),
+      ...ref("Tekton's entrypoint VmHWM", series.tekton),
+      ...ref("Tekton's entrypoint RssAnon", series.tektonAnon),
       ...ref("node -e '' maxrss", series.node),
     ],
     note: "VmHWM/RssAnon from /proc/PID/status: read by the command while it runs, by the bench 50 ms into baton's wait (before the trim of a longer wait: row 8); node -e '' is wait4's ru_maxrss",
