@@ -24,7 +24,7 @@ import {
   chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup,
   startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
-import { argoHandoff, argoMemory, argoStartup } from "./bench/argo-handoff.mjs";
+import { argoChain, argoHandoff, argoMemory, argoStartup } from "./bench/argo-handoff.mjs";
 import { argoNamespace, findPeers } from "./bench/peers.mjs";
 import { findRuntimes } from "./bench/runtimes.mjs";
 import { DEFAULT_SCALE_STEPS, waitingAtScale } from "./bench/scale.mjs";
@@ -52,8 +52,8 @@ const scaleInotifyLimit = option("--inotify-limit");
 // Repetitions: enough for a stable median and p95 on a noisy 2-core machine, within the 5-minute budget. The real
 // peers wait and reap with 1 s loops, so their figures take a second or so each: fewer of them.
 const reps = quick
-  ? { handoff: 10, handoffTekton: 5, handoffPair: 5, chain: 3, chainTekton: 0, wholeChain: 1, wholeChainTekton: 0, startup: 10, startupArgo: 2, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3, argo: 5, argoPeer: 2 }
-  : { handoff: 40, handoffTekton: 20, handoffPair: 30, chain: 10, chainTekton: 1, wholeChain: 3, wholeChainTekton: 1, startup: 40, startupArgo: 8, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5, argo: 20, argoPeer: 6 };
+  ? { handoff: 10, handoffTekton: 5, handoffPair: 5, chain: 3, chainPeer: 0, wholeChain: 1, wholeChainTekton: 0, startup: 10, startupArgo: 2, signal: 5, memory: 3, capture: 2, window: 1, scaleKill: 3, argo: 5, argoPeer: 2 }
+  : { handoff: 40, handoffTekton: 20, handoffPair: 30, chain: 10, chainPeer: 1, wholeChain: 3, wholeChainTekton: 1, startup: 40, startupArgo: 8, signal: 30, memory: 6, capture: 5, window: 3, scaleKill: 5, argo: 20, argoPeer: 6 };
 
 // [id, measure, once per runtime]
 const ROWS = [
@@ -70,6 +70,7 @@ const ROWS = [
   ["9", argoHandoff, false],
   ["9b", argoStartup, false],
   ["9c", argoMemory, false],
+  ["9d", argoChain, false],
 ];
 
 const onceCache = {};

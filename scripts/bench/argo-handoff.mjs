@@ -9,11 +9,13 @@
 // Argo's emissary has no setting for /var/run/argo: with argoexec, the bench runs in a mount namespace of its own
 // whose /var/run/argo is a tmpfs (peers.mjs), and every container of every row here uses it; without, baton's
 // containers use a temp folder (BATON_ARGO_ROOT) and Argo's columns are skipped.
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ARGO_ROOT } from "./peers.mjs";
-import { skippedPeer } from "./tekton.mjs";
-import { CLEAN_ENV, expectExit, msBetween, now, readStamp, run, sleep, start, summarize, waitUntilWatching } from "./lib.mjs";
+import { skippedPeer, startAtRandomPhases } from "./tekton.mjs";
+import {
+  CLEAN_ENV, expectExit, msBetween, now, readStamp, run, sleep, start, summarize, waitUntilWatching, whenFileAppears,
+} from "./lib.mjs";
 
 const TEMPLATE = JSON.stringify({
   name: "handoff",
@@ -96,6 +98,61 @@ export async function argoHandoff(ctx) {
     pass: stats.median <= 20,
     references,
     note: `baton emissary in A and B, ${reps.argo} hand-offs; Argo's argoexec ${peers.argoexec.version ?? "(skipped)"} in A, B or both, ${reps.argoPeer} each, interleaved; one /var/run/argo (the bench's mount namespace); where Argo's emissary is A, A's command takes a random 0-1 s`,
+  };
+}
+
+// Row 9d: a container set of 20 containers of /bin/true, each depending on the one before, as row 2 is for Tekton's
+// steps: all started and waiting; ctr/c0/exitcode written by the bench (the container before the first) -> the last
+// container's exitcode in place. Argo's emissaries are started at random moments within a second (random phases of
+// their loops), as Tekton's are in row 2.
+const CHAIN_CONTAINERS = 20;
+
+async function containerChain(ctx, who) {
+  const names = Array.from({ length: CHAIN_CONTAINERS + 1 }, (_, i) => `c${i}`);
+  const containers = names.map((name, i) => ({ name, image: "x", ...(i > 0 ? { dependencies: [names[i - 1]] } : {}) }));
+  const pod = argoPod(ctx, JSON.stringify({ name: "chain", containerSet: { containers } }));
+  const startOne = (i) => start(emissaryPath(ctx, who), [...EMISSARY_ARGS, "/bin/true"], { env: pod.env(names[i + 1], who) });
+  let steps;
+  if (who === "baton") {
+    steps = names.slice(1).map((_, i) => startOne(i));
+    await waitUntilWatching(steps);
+  } else steps = await startAtRandomPhases(CHAIN_CONTAINERS, startOne);
+  const lastDir = join(pod.root, "ctr", names.at(-1));
+  while (!existsSync(lastDir)) await sleep(5);
+  const last = whenFileAppears(join(lastDir, "exitcode"), lastDir, 120_000);
+  const first = join(pod.root, "ctr/c0");
+  mkdirSync(first, { recursive: true });
+  const t0 = now();
+  writeFileSync(`${first}/exitcode.tmp`, "0");
+  renameSync(`${first}/exitcode.tmp`, `${first}/exitcode`);
+  const ms = msBetween(t0, await last);
+  await Promise.all(steps.map((c) => expectExit(c, `${who}'s emissary (chain)`)));
+  pod.done();
+  return ms;
+}
+
+export async function argoChain(ctx) {
+  const { reps, peers } = ctx;
+  const samples = [];
+  for (let r = 0; r < reps.chain; r++) samples.push(await containerChain(ctx, "baton"));
+  const references = [];
+  if (!peers.argoexec.path) references.push(skippedPeer("Argo's emissary", peers.argoexec));
+  else if (reps.chainPeer > 0) {
+    const argo = [];
+    for (let r = 0; r < reps.chainPeer; r++) argo.push(await containerChain(ctx, "argo"));
+    references.push({ label: "Argo's emissary (1 s loops)", stats: summarize(argo), samples: argo });
+  }
+  const stats = summarize(samples);
+  return {
+    id: "9d",
+    figure: `Argo container set: ${CHAIN_CONTAINERS}-container chain of /bin/true`,
+    unit: "ms",
+    stats,
+    samples,
+    target: "(info; row 2's 250 ms for Tekton's steps)",
+    pass: null,
+    references,
+    note: "every container started and waiting, one /var/run/argo; the bench writes ctr/c0/exitcode -> the last container's exitcode seen; Argo's emissaries started at random moments within a second",
   };
 }
 

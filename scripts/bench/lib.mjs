@@ -1,6 +1,6 @@
 // Shared pieces of the benchmark: the clean environment, process helpers, the clock, statistics.
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, watch } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hasInotifyWatch } from "./inotify.mjs";
 import { PROC } from "./proc.mjs";
@@ -288,3 +288,21 @@ export function statusKiB(pid, key) {
   return Number(new RegExp(`^${key}:\\s*(\\d+)`, "m").exec(readFileSync(`${PROC}/${pid}/status`, "utf8"))?.[1] ?? NaN);
 }
 
+/** Resolves with the time a file appears in `dir` (fs.watch + stat), or rejects after `timeoutMs`. */
+export function whenFileAppears(path, dir, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!existsSync(path)) return;
+      const at = now();
+      watcher.close();
+      clearTimeout(timer);
+      resolve(at);
+    };
+    const watcher = watch(dir, check);
+    const timer = setTimeout(() => {
+      watcher.close();
+      reject(new Error(`${path} did not appear within ${timeoutMs} ms`));
+    }, timeoutMs);
+    check();
+  });
+}

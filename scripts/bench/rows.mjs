@@ -1,10 +1,10 @@
 // The benchmark rows. Each takes the context built by scripts/bench.mjs and returns a row:
 // { id, figure, unit, stats, samples, target, pass, references: [{ label, stats }], note, skipped }.
-import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  CLEAN_ENV, expectExit, firstChildPid, msBetween, now, readStamp, run, sleep, start, summarize, waitForLine,
-  waitUntilWatching,
+  expectExit, firstChildPid, msBetween, now, readStamp, run, sleep, start, summarize, waitForLine,
+  waitUntilWatching, whenFileAppears,
 } from "./lib.mjs";
 import { argoMain } from "./argo-handoff.mjs";
 import { skippedPeer, tektonChain, tektonHandoff, tektonWholeHandoff } from "./tekton.mjs";
@@ -21,25 +21,6 @@ function writePostFile(path) {
 }
 
 const TEKTON = "Tekton's entrypoint (1 s poll)";
-
-/** Resolves with the time a file appears in `dir` (fs.watch + stat), or rejects after `timeoutMs`. */
-function whenFileAppears(path, dir, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (!existsSync(path)) return;
-      const at = now();
-      watcher.close();
-      clearTimeout(timer);
-      resolve(at);
-    };
-    const watcher = watch(dir, check);
-    const timer = setTimeout(() => {
-      watcher.close();
-      reject(new Error(`${path} did not appear within ${timeoutMs} ms`));
-    }, timeoutMs);
-    check();
-  });
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // 1. Handoff latency: step N's post file is in place -> step N+1's command starts, step N+1's baton already waiting.
@@ -134,9 +115,9 @@ export async function chain(ctx) {
   // Reference: the same chain of Tekton's entrypoints (started at random phases), once: it takes ~10 s.
   const references = [];
   if (!ctx.peers.tekton.path) references.push(skippedPeer(TEKTON, ctx.peers.tekton));
-  else if (reps.chainTekton > 0) {
+  else if (reps.chainPeer > 0) {
     const tektonSamples = [];
-    for (let r = 0; r < reps.chainTekton; r++) tektonSamples.push(await tektonChain(ctx, steps, whenFileAppears));
+    for (let r = 0; r < reps.chainPeer; r++) tektonSamples.push(await tektonChain(ctx, steps));
     references.push({ label: TEKTON, stats: summarize(tektonSamples), samples: tektonSamples });
   }
   const stats = summarize(samples);

@@ -4,7 +4,7 @@
 //   entrypoint -wait_file W -post_file P -termination_path T -step_metadata_dir S -entrypoint CMD -- ARGS...
 import { closeSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { expectExit, msBetween, now, readStamp, sleep, start, summarize, waitForLine } from "./lib.mjs";
+import { expectExit, msBetween, now, readStamp, sleep, start, summarize, waitForLine, whenFileAppears } from "./lib.mjs";
 
 /** A skipped column: the reference is shown with the reason instead of figures. */
 export const skippedPeer = (label, peer) => ({ label, text: `skipped (${peer.missing})` });
@@ -23,7 +23,7 @@ export function tektonStep(ctx, dir, name, { wait, post, command }) {
  * Starts `count` steps at random moments within one second, as a pod's containers start, so that their 1 s polls fall
  * at random phases, and resolves 1.2 s after the last one started (every step past its first look at its file).
  */
-async function startAtRandomPhases(count, startStep) {
+export async function startAtRandomPhases(count, startStep) {
   const delays = Array.from({ length: count }, () => Math.random() * 999).map((ms, i) => [ms, i]).sort((a, b) => a[0] - b[0]);
   const steps = new Array(count);
   let at = 0;
@@ -50,7 +50,7 @@ export async function tektonHandoff(ctx, count, writePostFile) {
 }
 
 /** Row 2's reference: a chain of `steps` entrypoints of /bin/true at random phases; first wait file -> last post file. */
-export async function tektonChain(ctx, steps, whenFileAppears) {
+export async function tektonChain(ctx, steps) {
   const dir = ctx.tempDir("chain-tekton-");
   const post = (i) => join(dir, `post-${i}`);
   const children = await startAtRandomPhases(steps, (i) =>
