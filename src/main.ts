@@ -1,6 +1,6 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
 import { emissaryForwards, endsWait, onSignal } from "./process/signals.js";
-import { checkStepPaths } from "./cli/check-paths.js";
+import { checkStepPaths, namedAsGiven } from "./cli/check-paths.js";
 import { checkPostFileNames } from "./handoff/post-file.js";
 import { letWaitersStart } from "./handoff/liveness-lock.js";
 import { HELP, VERSION } from "./cli/help.js";
@@ -45,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       tekton = translateTektonArgv(argv);
     } catch (error) {
-      reportEarlyFailure(findTektonPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
+      reportEarlyFailure(namedAsGiven(findTektonPostFile(argv)), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
       throw error;
     }
     if (tekton.kind === "subcommand") return installMode(tekton.name, tekton.args);
@@ -72,7 +72,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
     checkPostFileNames(options);
     setUp = await prepareFeatures(options, tekton, warn);
   } catch (error) {
-    reportEarlyFailure(findPostFile(argv), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
+    reportEarlyFailure(namedAsGiven(findPostFile(argv)), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
     throw error;
   }
   setUp();

@@ -18,7 +18,12 @@ let own: number | undefined;
 let stuck = false;
 
 export function warn(message: string): void {
-  const line = Buffer.from(`baton: ${message}\n`);
+  writeStderr(`baton: ${message}\n`);
+}
+
+/** One line to stderr as warn() writes it: `BATON_EVENTS=stderr`'s lines too, which must not hold baton up either. */
+export function writeStderr(text: string): void {
+  const line = Buffer.from(text);
   const fd = stderr();
   const deadline = monotonicMs() + (stuck ? 0 : WARN_WAIT_MS);
   let written = 0;

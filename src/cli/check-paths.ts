@@ -63,7 +63,19 @@ export function checkCanAppear(file: string, what = "wait file"): void {
  */
 function checkNamesAFile(file: string, what: string): void {
   if (file.endsWith("/")) throw usageError(`${what} ${file} ends with "/": name a file`);
-  if (file.includes("\uFFFD") && !argvWasUtf8()) throw usageError(`${what} ${JSON.stringify(file)} is not UTF-8: baton takes UTF-8 paths only`);
+  if (namedAsGiven(file) === undefined) {
+    const noErr = what === "post file" ? " (nor writes POST.err under another name than the one given)" : "";
+    throw usageError(`${what} ${JSON.stringify(file)} is not UTF-8: baton takes UTF-8 paths only${noErr}`);
+  }
+}
+
+/**
+ * `file`, or undefined when it is not the name given: decoded from bytes that are not UTF-8 (U+FFFD in their place).
+ * The POST.err of a step refused before it starts goes to the post file's name; under the decoded name it would be a
+ * file nobody waits for, perhaps another step's. Not written at all then: the usage error says why.
+ */
+export function namedAsGiven(file: string | undefined): string | undefined {
+  return file !== undefined && file.includes("\uFFFD") && !argvWasUtf8() ? undefined : file;
 }
 
 /** false when baton's argv held bytes that are not UTF-8; true when it did not, or /proc cannot tell. Rare: read anew. */

@@ -1,12 +1,14 @@
 import { writeSync } from "node:fs";
 import { basename } from "node:path";
 import { openForAppend } from "../base/safe-files.js";
+import { writeStderr } from "../base/warn.js";
 
 // baton's lifecycle as JSON lines, for the demo's timeline and for operators. Off unless BATON_EVENTS (or --events)
 // names a file or "stderr", so a step's log stays the user's. One write per line, with O_APPEND, so the lines of
 // several batons sharing one file never interleave. The file is opened once, at the first event, as every shared path
 // is (src/base/safe-files.ts: no symlink followed, a FIFO without a reader refused at once instead of blocking open(2));
-// a FIFO with a reader gets non-blocking writes, and a line that does not fit in the pipe is dropped.
+// a FIFO with a reader gets non-blocking writes, and a line that does not fit in the pipe is dropped. "stderr" is
+// written as baton's own lines are (src/base/warn.ts): a reader that stopped reading holds baton 2 s at most, once.
 
 let target: string | undefined = process.env.BATON_EVENTS || undefined;
 let step = process.env.BATON_NAME || undefined;
@@ -24,7 +26,7 @@ export function emit(event: string, fields: Record<string, unknown> = {}): void 
   const t = Date.now();
   const line = `${JSON.stringify({ t, pid: process.pid, step, event, ...fields })}\n`;
   try {
-    if (target === "stderr") writeSync(2, line);
+    if (target === "stderr") writeStderr(line);
     else writeSync((fd ??= openForAppend(target)), line);
   } catch (error) {
     // A full pipe drops this line; anything else turns events off: an events file must not fail the step.

@@ -3,7 +3,7 @@
 // hostile-input.test.ts (the bundle) and sea-hostile-input.test.ts (the standalone build).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { IS_ROOT, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 import { assertOneLine, tektonPod, writeResult } from "./hostile-input-cases.js";
 
@@ -138,6 +138,37 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     assert.match(exit.stderr, /^baton: invalid --timeout "9999999999h": out of range/m);
     assert.equal(readJson(`${post}.err`).reason, "Error");
     assert.equal(existsSync(join(dir, "ran")), false);
+  });
+
+  test(`${build}: a --post-file name that is not UTF-8 gets no POST.err under the decoded (U+FFFD) name, nor under another`, async () => {
+    const dir = tempDir();
+    const script = `exec "$@" --post-file "$(printf '${dir}/n\\377')" -- touch ${dir}/ran`;
+    const exit = await runBaton([], { baton: ["sh", "-c", script, "sh", ...words] });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: post file ".*" is not UTF-8: baton takes UTF-8 paths only \(nor writes POST\.err under another name than the one given\)$/m);
+    assertOneLine(exit.stderr);
+    const left = readdirSync(dir).filter((name) => name.startsWith("n"));
+    assert.deepEqual(left, [], `files left: ${JSON.stringify(left)}`);
+  });
+
+  test(`${build}: BATON_EVENTS=stderr to a reader that stopped reading does not hold baton: --timeout still stops the command, POST.err`, async () => {
+    const dir = tempDir();
+    // A FIFO whose reader holds it open and reads nothing; the command fills it. An event line (the "stopping" before
+    // --timeout's SIGTERM) blocked in write(2) until the reader left: 60 s here.
+    const script = [
+      `mkfifo ${dir}/errors`,
+      `(exec 3< ${dir}/errors; sleep 60) & reader=$!`,
+      `BATON_EVENTS=stderr ${words.map((w) => `'${w}'`).join(" ")} --post-file ${dir}/post --timeout 1s --grace-period 1s -- sh -c 'head -c 70000 /dev/zero >&2; exec sleep 1000' 2> ${dir}/errors`,
+      `echo $? > ${dir}/rc`,
+      `ls ${dir} > ${dir}/seen`,
+      "kill $reader",
+    ].join("\n");
+    const started = Date.now();
+    await runBaton([], { baton: ["sh", "-c", script] });
+    const took = Date.now() - started;
+    assert.equal(readFileSync(join(dir, "rc"), "utf8").trim(), "124");
+    assert.ok(took < 30_000, `baton exited ${took} ms after it started (the reader holds on for 60 s)`);
+    assert.match(readFileSync(join(dir, "seen"), "utf8"), /^post\.err$/m, "the post file, written while the reader still holds the pipe");
   });
 
   test(`${build}: a post folder that takes no new file (read-only) is said in one line, not two`, { skip: !IS_ROOT && "needs root (a read-only bind mount)" }, async () => {
