@@ -35,7 +35,13 @@ class ExitWithoutMessage {
   constructor(readonly exitCode: number) {}
 }
 
-const TEMPLATE_LIMIT = 64 * 1024 * 1024;
+/**
+ * A template comes from the pod's ARGO_TEMPLATE (one environment string: the kernel passes 128 KiB at most) or from the
+ * controller's ConfigMap (1 MiB at most), and so does the file the init container writes from them: 1 MiB, as a
+ * Tekton result. It bounds the parse, which runs on the main thread, where no signal is handled until it ends: a
+ * 40 MB template took 19 s and 2 GB (1 MiB of the worst JSON: ~0.1 s, src/argo/template.ts bounds its depth).
+ */
+const TEMPLATE_LIMIT = 1024 * 1024;
 const DEFAULT_GRACE_MS = 30_000;
 
 export async function runEmissary(args: readonly string[], env: NodeJS.ProcessEnv, host: ArgoHost): Promise<number> {

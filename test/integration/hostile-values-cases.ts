@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { IS_ROOT, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 import { assertOneLine, tektonPod, writeResult } from "./hostile-input-cases.js";
+import { argoPod } from "./argo-helpers.js";
 
 /** A pod's /tekton with one secret mounted under creds-secrets/, and an empty $HOME. */
 function credentialsPod(secret: string, files: Record<string, string>) {
@@ -169,6 +170,39 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     assert.equal(readFileSync(join(dir, "rc"), "utf8").trim(), "124");
     assert.ok(took < 30_000, `baton exited ${took} ms after it started (the reader holds on for 60 s)`);
     assert.match(readFileSync(join(dir, "seen"), "utf8"), /^post\.err$/m, "the post file, written while the reader still holds the pipe");
+  });
+
+  test(`${build}: an Argo template of 40 MB nested 20 million levels deep is refused at once by its size: exit 64, one line`, async () => {
+    const pod = argoPod();
+    const work = tempDir();
+    const levels = 20_000_000;
+    pod.template(`${"[".repeat(levels)}${"]".repeat(levels)}`);
+    const started = Date.now();
+    const run = await pod.start("main", ["touch", join(work, "ran")], {}, { baton: words }).exited;
+    const took = Date.now() - started;
+    assert.equal(run.code, 64, run.stderr);
+    assert.equal(pod.read("main", "exitcode"), "64");
+    assert.match(run.stderr, /^baton: failed to read template: .*template is larger than 1048576 bytes/m);
+    assert.equal(run.stderr.split("\n").length, 2, run.stderr);
+    // It parsed for 19 s (2 GB) before it failed, and no signal was handled meanwhile.
+    assert.ok(took < 3_000, `${took} ms`);
+    assert.equal(existsSync(join(work, "ran")), false);
+  });
+
+  test(`${build}: an Argo template nested deeper than Go's 10000 levels is refused as Go's encoding/json refuses it: exit 64`, async () => {
+    const pod = argoPod();
+    const work = tempDir();
+    pod.template(`{"outputs":${"[".repeat(10_001)}${"]".repeat(10_001)}}`);
+    const run = await pod.start("main", ["touch", join(work, "ran")], {}, { baton: words }).exited;
+    assert.equal(run.code, 64, run.stderr);
+    assert.match(run.stderr, /^baton: failed to unmarshal template: invalid character '\[' exceeded max depth$/m);
+    assert.equal(existsSync(join(work, "ran")), false);
+    // 10000 levels are Go's limit, not past it: a template that deep (in a field the emissary does not read) runs.
+    const deepest = argoPod();
+    deepest.template(`{"x":${"[".repeat(9_999)}${"]".repeat(9_999)}}`);
+    const ran = await deepest.start("main", ["touch", join(work, "ran")], {}, { baton: words }).exited;
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(existsSync(join(work, "ran")), true);
   });
 
   test(`${build}: a post folder that takes no new file (read-only) is said in one line, not two`, { skip: !IS_ROOT && "needs root (a read-only bind mount)" }, async () => {
