@@ -30,8 +30,8 @@ $(NODE_MODULES): package.json package-lock.json
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 	node scripts/build.mjs
 
-ADDON_SOURCES := src/addon/addon.c src/addon/wait-events.c
-$(ADDON): $(ADDON_SOURCES) src/addon/wait-events.h
+ADDON_SOURCES := src/addon/addon.c src/addon/wait-events.c src/addon/signal-relay.c
+$(ADDON): $(ADDON_SOURCES) src/addon/wait-events.h src/addon/signal-relay.h
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p dist
 	$(CC) $(ADDON_FLAGS) -o $@ $(ADDON_SOURCES) -lpthread
@@ -130,7 +130,7 @@ cross-tools:
 	  { apt-get update -qq && apt-get install -y -qq gcc-aarch64-linux-gnu qemu-user-static; }
 	@dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64 && apt-get update -qq; }
 
-$(ADDON_ARM64): $(ADDON_SOURCES) src/addon/wait-events.h | cross-tools
+$(ADDON_ARM64): $(ADDON_SOURCES) src/addon/wait-events.h src/addon/signal-relay.h | cross-tools
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	aarch64-linux-gnu-gcc $(ADDON_FLAGS) -o $@ $(ADDON_SOURCES) -lpthread

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "signal-relay.h"
 #include "wait-events.h"
 
 static napi_value throw_errno(napi_env env, const char *syscall) {
@@ -368,6 +369,7 @@ static napi_value init(napi_env env, napi_value exports) {
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   define_wait_functions(env, exports);
+  define_signal_relay(env, exports);
   return exports;
 }
 

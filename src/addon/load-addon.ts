@@ -53,6 +53,11 @@ export interface NativeAddon {
    * left, timeoutMs at most: 0, ETIMEDOUT (110) or the errno that kept it from waiting. Older addons lack it.
    */
   awaitNoReaders?(fd: number, timeoutMs: number): number;
+  /**
+   * Relays these signals (SIGPIPE and SIGXFSZ only when another process sent them) to callback, on the main thread:
+   * 0, or an errno. Older addons lack it (src/process/signals.ts).
+   */
+  relaySignals?(numbers: number[], callback: (signal: number) => void): number;
   /** An inotify instance of one's own, read by the event loop: a handle, or a negative errno (EMFILE: none left). */
   inotifyOpen(callback: (endedWatches: number[]) => void): InotifyHandle | number;
   /** inotify_add_watch on a folder: the watch descriptor, or a negative errno. */

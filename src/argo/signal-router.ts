@@ -6,10 +6,10 @@ import type { RunningCommand } from "../run/run-command.js";
 // between attempts) a terminating one ends the wait. Either way a terminating signal means no further attempt.
 
 export interface SignalHub {
-  onSignal(listener: (signal: NodeJS.Signals) => void): void;
-  endsWait(signal: NodeJS.Signals): boolean;
+  onSignal(listener: (signal: NodeJS.Signals | number) => void): void;
+  endsWait(signal: NodeJS.Signals | number): boolean;
   /** Whether the emissary forwards a signal sent to baton (src/process/signals.ts). */
-  emissaryForwards(signal: NodeJS.Signals): boolean;
+  emissaryForwards(signal: NodeJS.Signals | number): boolean;
 }
 
 /** Why a wait ended: a terminating signal (128+N is the exit code it gives). */
@@ -45,7 +45,7 @@ export class SignalRouter {
   private receive(signal: NodeJS.Signals | number, terminating: boolean): void {
     if (terminating) this.stopped ??= new StoppedBy(signal);
     if (this.command) {
-      this.command.signal(signal as NodeJS.Signals); // a number is as good to kill(2)
+      this.command.signal(signal);
       return;
     }
     if (this.pending.length < MAX_PENDING) this.pending.push(signal);
@@ -55,7 +55,7 @@ export class SignalRouter {
   /** The command that signals go to from now on, until detach(): those that came before it are sent at once. */
   attach(command: RunningCommand): void {
     this.command = command;
-    for (const signal of this.pending.splice(0)) command.signal(signal as NodeJS.Signals);
+    for (const signal of this.pending.splice(0)) command.signal(signal);
   }
 
   detach(): void {

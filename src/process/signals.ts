@@ -1,3 +1,6 @@
+import { constants } from "node:os";
+import { loadNativeAddon } from "../addon/load-addon.js";
+
 // Signal hub. main.ts imports this module FIRST, so its listeners exist before any other code of baton runs:
 // as PID 1 the kernel drops a signal that has no handler, and a listener here means none is lost from now on.
 // Signals that arrive before anyone subscribes are kept and handed to the first subscriber.
@@ -8,8 +11,9 @@
  * (SIGFPE, SIGILL, SIGSEGV, SIGBUS, SIGTRAP, SIGSYS; a listener would turn a real crash of baton's into a loop of
  * faults, where Go reads who sent it; tini keeps them too), SIGPIPE and SIGXFSZ (the kernel raises those on baton
  * itself when one of its own writes fails: a closed reader of its stdout, a capture file over its size limit;
- * forwarding them would kill the command for baton's I/O; Node keeps them ignored), SIGPROF (V8's CPU profiler; the
- * peers do not forward it either), and the real-time signals, which Node cannot listen to. SIGABRT is forwarded:
+ * forwarding those would kill the command for baton's I/O), SIGPROF (V8's CPU profiler; the peers do not forward it
+ * either), and the real-time signals, which Node cannot listen to: the addon relays those three kinds (RELAYED,
+ * below), SIGPIPE and SIGXFSZ only when another process sent them. SIGABRT is forwarded:
  * when baton aborts itself (abort(3), V8's fatal errors), the C library restores the default action after the
  * listener's handler returns and raises it again, so baton still dies of it. SIGHUP is last on purpose: tests wait
  * for its bit in /proc/PID/status SigCgt to know that every listener is in place.
@@ -19,6 +23,17 @@ export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = [
   "SIGTTOU", "SIGURG", "SIGXCPU", "SIGVTALRM", "SIGWINCH", "SIGIO", "SIGPWR", "SIGABRT", "SIGHUP",
 ];
 
+/**
+ * Relayed by the addon (src/addon/signal-relay.c), since a Node listener cannot take them: SIGPIPE and SIGXFSZ when
+ * another process sent them (the kernel's, raised on baton's own failed writes, are dropped there), and the real-time
+ * signals 35-64, as Tekton's entrypoint and Argo's emissary forward them (glibc keeps 32 and 33; the peers do not
+ * forward 34, SIGRTMIN, either). A real-time signal has no name: it is its number here.
+ */
+const RELAYED: readonly number[] = [13, 25, ...Array.from({ length: 30 }, (_, i) => 35 + i)];
+
+/** A signal baton received: its name, or the number of a real-time signal. */
+export type Signal = NodeJS.Signals | number;
+
 /** Signals whose default action does not end a process: they never end a wait. */
 const HARMLESS: ReadonlySet<NodeJS.Signals> = new Set(["SIGCONT", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGWINCH"]);
 
@@ -26,20 +41,20 @@ const HARMLESS: ReadonlySet<NodeJS.Signals> = new Set(["SIGCONT", "SIGTSTP", "SI
  * What `baton emissary` forwards of those: all but SIGURG, which Argo's emissary filters out (Go's runtime sends
  * itself SIGURG to preempt goroutines). Tekton's entrypoint does not filter it, and tini forwards it: a step forwards it.
  */
-export function emissaryForwards(signal: NodeJS.Signals): boolean {
+export function emissaryForwards(signal: Signal): boolean {
   return signal !== "SIGURG";
 }
 
-export function endsWait(signal: NodeJS.Signals): boolean {
-  return !HARMLESS.has(signal);
+export function endsWait(signal: Signal): boolean {
+  return typeof signal === "number" || !HARMLESS.has(signal);
 }
 
-type SignalListener = (signal: NodeJS.Signals) => void;
+type SignalListener = (signal: Signal) => void;
 
-const early: NodeJS.Signals[] = [];
+const early: Signal[] = [];
 let subscriber: SignalListener | undefined;
 
-function deliver(signal: NodeJS.Signals): void {
+function deliver(signal: Signal): void {
   if (subscriber) subscriber(signal);
   else early.push(signal);
 }
@@ -49,5 +64,24 @@ for (const signal of FORWARDED_SIGNALS) process.on(signal, deliver);
 /** Routes every forwarded signal to `listener`, starting with those that arrived before this call. */
 export function onSignal(listener: SignalListener): void {
   subscriber = listener;
+  relayUnlistenable();
   for (const signal of early.splice(0)) listener(signal);
+}
+
+/** Starts the addon's relay (once, with the first subscriber): without the addon these signals stay unforwarded. */
+function relayUnlistenable(): void {
+  if (relaying) return;
+  relaying = true;
+  try {
+    loadNativeAddon().relaySignals?.([...RELAYED], (number) => deliver(signalName(number) ?? number));
+  } catch {
+    // no addon: Node's own dispositions stay (SIGPIPE and SIGXFSZ ignored, a real-time signal's default)
+  }
+}
+
+let relaying = false;
+
+function signalName(number: number): NodeJS.Signals | undefined {
+  for (const name in constants.signals) if (constants.signals[name as NodeJS.Signals] === number) return name as NodeJS.Signals;
+  return undefined;
 }

@@ -6,8 +6,9 @@ export const EXIT_TIMEOUT = 124;
 export const EXIT_NOT_EXECUTABLE = 126;
 export const EXIT_NOT_FOUND = 127;
 
-export function signalNumber(signal: NodeJS.Signals): number {
-  return constants.signals[signal];
+/** A signal's number; a real-time signal, which has no name, is its number already. */
+export function signalNumber(signal: NodeJS.Signals | number): number {
+  return typeof signal === "number" ? signal : constants.signals[signal];
 }
 
 // Eager: on the hand-on path (docs/design.md#eager-functions).

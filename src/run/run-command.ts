@@ -35,7 +35,8 @@ export interface RunningCommand {
    */
   readonly done: Promise<CommandResult>;
   /** Sends a signal to the whole process group. */
-  signal(signal: NodeJS.Signals): void;
+  /** A name, or the number of a real-time signal: kill(2) takes either. */
+  signal(signal: NodeJS.Signals | number): void;
   /** Stops the command on purpose: `signal` to its group now, SIGKILL to the group `graceMs` later if any is left. */
   stop(signal: NodeJS.Signals, graceMs: number): void;
 }

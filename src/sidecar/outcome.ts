@@ -19,7 +19,7 @@ export type SidecarEnded =
    */
   | { kind: "exited"; exitCode: number; spawnError?: string; stopFileThere: boolean; neverReady?: string }
   /** A terminating signal ended the wait of a baton with no sidecar to forward it to. */
-  | { kind: "signaled"; signal: NodeJS.Signals };
+  | { kind: "signaled"; signal: NodeJS.Signals | number };
 
 export interface SidecarOutcome {
   exitCode: number;

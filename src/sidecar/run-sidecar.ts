@@ -25,7 +25,7 @@ export interface SidecarIO {
 
 /** A terminating signal that ended the killer's wait; used as an AbortSignal reason. */
 class StoppedBySignal {
-  constructor(readonly signal: NodeJS.Signals) {}
+  constructor(readonly signal: NodeJS.Signals | number) {}
 }
 
 type FirstOutcome =

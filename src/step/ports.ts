@@ -45,7 +45,7 @@ export interface StepPorts {
   runner: Runner;
   writer: Writer;
   /** Routes every forwarded signal to the lifecycle (src/process/signals.ts). */
-  onSignal(listener: (signal: NodeJS.Signals) => void): void;
+  onSignal(listener: (signal: NodeJS.Signals | number) => void): void;
 }
 
 export const STEP_WORLD: StepPorts = {

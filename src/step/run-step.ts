@@ -66,7 +66,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
     } else if (step.command) step.command.signal(signal);
     else if (endsWait(signal)) {
       const exitCode = 128 + signalNumber(signal);
-      endWait(new WaitEnded({ kind: "not-started", reason: "Signaled", exitCode }, `stopped by ${signal} while waiting`));
+      endWait(new WaitEnded({ kind: "not-started", reason: "Signaled", exitCode }, `stopped by ${typeof signal === "number" ? `signal ${signal}` : signal} while waiting`));
     }
   });
   // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.

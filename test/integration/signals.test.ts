@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
-import { cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, repetitions, startBaton, tempDir, waitFor, readOr, listeningPorts, IS_ROOT } from "./helpers.js";
+import { catches, cleanEnv, eventSeen, existsSync, handlersInstalled, join, readJson, repetitions, startBaton, tempDir, waitFor, readOr, listeningPorts, IS_ROOT } from "./helpers.js";
 
 const skip = !IS_ROOT && "needs root for a PID namespace";
 
@@ -152,3 +152,36 @@ for (const [mode, forwardsUrg] of [["a step", true], ["Tekton's argument vector"
     assert.deepEqual(got, ["ABRT", "TTIN", "TTOU", ...(forwardsUrg ? ["URG"] : []), "USR2", "TERM"]);
   });
 }
+
+test("as PID 1, real-time signals (SIGRTMIN+6: 40, 64) and another process's SIGPIPE and SIGXFSZ reach the command (the addon relays them), in a step and the emissary", { skip }, async () => {
+  for (const mode of ["step", "emissary"]) {
+    const dir = tempDir();
+    const command = trappingCommand(dir, ["40", "64", "PIPE", "XFSZ", "USR2"]);
+    const args = mode === "step" ? ["--post-file", join(dir, "post"), "--", ...command] : ["emissary", "--", ...command];
+    const env = cleanEnv({ BATON_ARGO_ROOT: join(dir, "argo"), ARGO_CONTAINER_NAME: "main", ARGO_INCLUDE_SCRIPT_OUTPUT: "false", ARGO_TEMPLATE: "{}" });
+    const baton = startBaton(args, { pid1: true, env });
+    const pid = await baton.hostPid();
+    await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
+    for (const [signal, name] of [[40, "40"], [64, "64"], ["SIGPIPE", "PIPE"], ["SIGXFSZ", "XFSZ"], ["SIGUSR2", "USR2"]] as const) {
+      process.kill(pid, signal);
+      await waitFor(() => (readOr(join(dir, "got"), "").split("\n").includes(name) ? true : undefined), `${name} to reach the command (${mode})`);
+    }
+    process.kill(pid, "SIGTERM");
+    const exit = await baton.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.deepEqual(readFileSync(join(dir, "got"), "utf8").trim().split("\n"), ["40", "64", "PIPE", "XFSZ", "USR2", "TERM"]);
+  }
+});
+
+test("a real-time signal while waiting ends the wait: POST.err, exit 128+N, the command never runs", { skip }, async () => {
+  const dir = tempDir();
+  const baton = startBaton(["--wait-file", join(dir, "never"), "--post-file", join(dir, "post"), "--", "touch", join(dir, "ran")], { pid1: true });
+  const pid = await baton.hostPid();
+  await handlersInstalled(pid);
+  await waitFor(() => (catches(pid, 64) ? true : undefined), "the relay's handler for signal 64");
+  process.kill(pid, 42);
+  const exit = await baton.exited;
+  assert.equal(exit.code, 128 + 42, exit.stderr);
+  assert.equal(readJson(join(dir, "post.err")).exitCode, 128 + 42);
+  assert.equal(existsSync(join(dir, "ran")), false);
+});

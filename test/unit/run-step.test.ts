@@ -16,7 +16,7 @@ import { runStep } from "../../src/step/run-step.js";
 interface Seen {
   started: string[][];
   stoppedWith: NodeJS.Signals[];
-  forwarded: NodeJS.Signals[];
+  forwarded: (NodeJS.Signals | number)[];
   outcome: Outcome | undefined;
   warnings: string[];
   locked: boolean;
