@@ -92,6 +92,8 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
     else if (spec.kind === "bool") value = "true";
     else if (i + 1 < flagWords.length) value = flagWords[++i]!; // Go takes the next word even if it starts with "-"
     else throw usageError(`Tekton entrypoint flag -${name} needs a value`);
+    // Go parses -timeout as it reads it: an empty duration is an error there, not "no timeout" as other empty values.
+    if (name === "timeout" && value === "") throw usageError(`invalid value "" for Tekton entrypoint flag -timeout: not a duration`);
     if (spec.kind === "repeatable") repeated.set(name, [...(repeated.get(name) ?? []), value]);
     else values.set(name, spec.kind === "bool" ? goBool(name, value) : value);
   }

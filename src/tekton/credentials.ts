@@ -233,7 +233,8 @@ function writeDockerConfig(credentials: Credentials, credsDir: string, secretsRo
     });
   }
   if (auths.size === 0) return;
-  makeOwnFolder(join(credsDir, ".docker"), 0o700);
+  // Tekton's os.MkdirAll(..., os.ModePerm): 0777 less the umask (0755 as a rule); the copy in $HOME is 0700.
+  makeOwnFolder(join(credsDir, ".docker"), 0o777);
   writeSecret(join(credsDir, ".docker/config.json"), dockerConfigJson(auths));
 }
 
@@ -332,7 +333,7 @@ function writeBasicGit(entries: ReadonlyMap<string, BasicEntry>, credsDir: strin
 function writeSsh(entries: ReadonlyMap<string, SshEntry[]>, credsDir: string): void {
   if (entries.size === 0) return;
   const sshDir = join(credsDir, ".ssh");
-  makeOwnFolder(sshDir, 0o700);
+  makeOwnFolder(sshDir, 0o777); // as .docker above
   const urls = [...entries.keys()];
   const ordered = [...urls.filter((u) => parseSshUrl(u).path === ""), ...urls.filter((u) => parseSshUrl(u).path !== "")];
   let config = "";

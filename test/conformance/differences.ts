@@ -22,9 +22,13 @@ export interface Comparison {
 
 const unquote = (cell: string): string => cell.trim().replace(/^`(.*)`$/, "$1");
 
+/** A row whose scenario is `*` lists a difference every scenario may show (a file only baton writes, say). */
+export const EVERY_SCENARIO = "*";
+
 /**
  * The rows of the table that follows `heading` (a Markdown heading's text, without its #s) in `file`. The table needs
- * columns named `scenario` and `field`; a column `peer` (optional) names the versions a row applies to, comma-separated.
+ * columns named `scenario` and `field` (a cell may name several, each in backticks, comma-separated: the row lists every
+ * pair); a column `peer` (optional) names the versions a row applies to, comma-separated.
  */
 export function readDifferences(file: string, heading: string): ListedDifference[] {
   const lines = readFileSync(file, "utf8").split("\n");
@@ -45,7 +49,11 @@ export function readDifferences(file: string, heading: string): ListedDifference
     const cells: Record<string, string> = {};
     split(lines[i]).forEach((cell, column) => (cells[header[column]] = cell));
     const peers = (cells.peer ?? "").split(",").map(unquote).filter((p) => p !== "" && p !== "all");
-    rows.push({ scenario: unquote(cells.scenario), field: unquote(cells.field), peers, cells });
+    // A cell may name several scenarios or fields, each in backticks, comma-separated: one row for each pair.
+    const several = (cell: string) => (/^`[^`]*`(\s*,\s*`[^`]*`)+$/.test(cell.trim()) ? cell.split(/`\s*,\s*`/).map((c) => c.trim().replace(/^`|`$/g, "")) : [unquote(cell)]);
+    for (const scenario of several(cells.scenario)) {
+      for (const field of several(cells.field)) rows.push({ scenario, field, peers, cells });
+    }
   }
   return rows;
 }
@@ -62,6 +70,9 @@ export function judge(peer: string, version: string, comparisons: Comparison[], 
   const applies = listed.filter((row) => row.peers.length === 0 || row.peers.includes(version));
   const key = (scenario: string, field: string) => `${scenario} ${field}`;
   const expected = new Set(applies.map((row) => key(row.scenario, row.field)));
+  // The key a difference is listed under: its scenario's own row, else a row for every scenario.
+  const listedAs = (scenario: string, field: string) =>
+    expected.has(key(scenario, field)) ? key(scenario, field) : expected.has(key(EVERY_SCENARIO, field)) ? key(EVERY_SCENARIO, field) : undefined;
   const seen = new Set<string>();
   const problems: string[] = [];
   let same = 0;
@@ -73,8 +84,9 @@ export function judge(peer: string, version: string, comparisons: Comparison[], 
     for (const [field, [theirs, ours]] of Object.entries(fields)) {
       if (theirs === ours) continue;
       differs = true;
-      seen.add(key(scenario, field));
-      if (!expected.has(key(scenario, field))) {
+      const listedKey = listedAs(scenario, field);
+      if (listedKey) seen.add(listedKey);
+      else {
         unlisted = true;
         problems.push(`undocumented: ${scenario} ${field}: ${peer} ${clip(theirs)}, baton ${clip(ours)}`);
       }
@@ -85,7 +97,7 @@ export function judge(peer: string, version: string, comparisons: Comparison[], 
   }
   const ran = new Set(comparisons.map((c) => c.scenario));
   for (const row of applies) {
-    if (!ran.has(row.scenario)) problems.push(`listed, but no such scenario ran: ${row.scenario} ${row.field}`);
+    if (row.scenario !== EVERY_SCENARIO && !ran.has(row.scenario)) problems.push(`listed, but no such scenario ran: ${row.scenario} ${row.field}`);
     else if (!seen.has(key(row.scenario, row.field))) problems.push(`listed, but the same now: ${row.scenario} ${row.field}`);
   }
   return {

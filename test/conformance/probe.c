@@ -11,7 +11,14 @@
  *     catch MS        catch every catchable signal for MS milliseconds; each one is appended to $PROBE_OUT as
  *                     {"signal":N,"ms":T} (T: since the probe started), then the probe goes on
  *     ready PATH      create PATH (empty), to tell a test the probe has reached this point
+ *     trap            catch every catchable signal from now on, recording each one as `catch` does
+ *     await MS        sleep until a signal other than SIGURG has been caught since `trap`, or MS milliseconds have
+ *                     passed
+ *     caught          append the signals caught since `trap` to $PROBE_OUT as `catch` does; dispositions back to default
+ *     clock           append {"clock":T} to $PROBE_OUT, T: the wall clock (CLOCK_REALTIME) in milliseconds, so that a
+ *                     test can tell how long after this point the probe ended (killed by a signal it cannot catch)
  *     kill SIG        send itself signal SIG (a number) with its default disposition
+ *     stop            ignore the words after it (data the command was given, such as a `$(steps...)` value)
  *     exit N          exit with N
  *   Without an exit action the probe exits 0.
  *
@@ -138,22 +145,45 @@ static void sleep_ms(long ms) {
   while (nanosleep(&t, &t) == -1 && errno == EINTR) {}
 }
 
-static void catch_for(long ms) {
+static void set_dispositions(void (*handler)(int)) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   for (int sig = 1; sig < 65; sig++) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     sigaction(sig, &sa, NULL);
   }
+}
+
+/* Whether a signal other than SIGURG has been caught: Go's runtime sends SIGURG to its own threads to preempt them, and
+ * a Go wrapper that forwards every signal (Tekton's entrypoint) passes some on at random moments. */
+static int caught_other_than_urg(void) {
+  for (int i = 0; i < n_caught; i++) if (caught_order[i] != SIGURG) return 1;
+  return 0;
+}
+
+/* Sleeps until a signal (not SIGURG) has been caught or `ms` have passed: a signal interrupts nanosleep (no
+ * SA_RESTART). */
+static void await_signal(long ms) {
+  long deadline = since_start_ms() + ms;
+  for (long left = ms; !caught_other_than_urg() && left > 0; left = deadline - since_start_ms()) {
+    struct timespec t = {left / 1000, (left % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+  }
+}
+
+static void write_caught(void);
+
+static void catch_for(long ms) {
+  set_dispositions(on_signal);
   n_caught = 0;
   sleep_ms(ms);
-  sa.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < 65; sig++) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    sigaction(sig, &sa, NULL);
-  }
+  write_caught();
+}
+
+static void write_caught(void) {
+  set_dispositions(SIG_DFL);
   FILE *f = out_file();
   if (!f) return;
   for (int i = 0; i < n_caught; i++) fprintf(f, "{\"signal\":%d,\"ms\":%d}\n", (int)caught_order[i], (int)caught_ms[i]);
@@ -186,6 +216,16 @@ int main(int argc, char **argv) {
       kill(getpid(), sig);
       i++;
     }
+    else if (strcmp(a, "trap") == 0) { n_caught = 0; set_dispositions(on_signal); }
+    else if (strcmp(a, "await") == 0) { await_signal(atol(v)); i++; }
+    else if (strcmp(a, "caught") == 0) write_caught();
+    else if (strcmp(a, "clock") == 0) {
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      FILE *f = out_file();
+      if (f) { fprintf(f, "{\"clock\":%lld}\n", (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000); fclose(f); }
+    }
+    else if (strcmp(a, "stop") == 0) break;
     else if (strcmp(a, "exit") == 0) return atoi(v);
     else { fprintf(stderr, "probe: unknown action %s\n", a); return 99; }
   }

@@ -58,3 +58,40 @@ test("a row for another version does not apply", () => {
   const verdict = judge("peer", "v4.0.5", [{ scenario: "killed", fields: { exit: ["255", "137"] } }], table());
   assert.deepEqual(verdict.problems, []);
 });
+
+const wide = `## Differences
+
+| scenario | field | why |
+|---|---|---|
+| \`*\` | \`post content\` | every scenario |
+| \`a\`, \`b\` | \`exit\`, \`post\` | two scenarios, two fields |
+`;
+
+function wideTable() {
+  const file = join(mkdtempSync(join(tmpdir(), "verdict-")), "page.md");
+  writeFileSync(file, wide);
+  return readDifferences(file, "Differences");
+}
+
+test("a cell naming several scenarios or fields lists every pair", () => {
+  assert.deepEqual(
+    wideTable().map((r) => `${r.scenario} ${r.field}`),
+    ["* post content", "a exit", "a post", "b exit", "b post"],
+  );
+});
+
+test("a row for scenario * covers that field in any scenario, and fails when no scenario shows it", () => {
+  const rows = wideTable();
+  const verdict = judge("peer", "v1", [
+    { scenario: "a", fields: { exit: ["1", "2"], post: ["x", "y"], "post content": ['""', '"{}"'] } },
+    { scenario: "b", fields: { exit: ["1", "2"], post: ["x", "y"] } },
+    { scenario: "c", fields: { "post content": ['""', '"{}"'], other: ["1", "2"] } },
+  ], rows);
+  assert.equal(verdict.summary, "conformance peer v1: 3 scenarios, 0 same, 2 documented differences, 1 undocumented");
+  assert.deepEqual(verdict.problems, ["undocumented: c other: peer 1, baton 2"]);
+  const none = judge("peer", "v1", [
+    { scenario: "a", fields: { exit: ["1", "2"], post: ["x", "y"] } },
+    { scenario: "b", fields: { exit: ["1", "2"], post: ["x", "y"] } },
+  ], rows);
+  assert.deepEqual(none.problems, ["listed, but the same now: * post content"]);
+});

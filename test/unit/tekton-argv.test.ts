@@ -74,6 +74,11 @@ test("Go's flag forms: -flag=value, --flag value, bools bare or =true/=false, co
   });
 });
 
+test("-timeout \"\" is a usage error, as Go's time.ParseDuration refuses it (other empty values mean not given)", () => {
+  usage(() => translateTektonArgv(["-timeout", "", "-entrypoint", "ls", "--"], {}), /-timeout: not a duration/);
+  usage(() => translateTektonArgv(["-timeout=", "-entrypoint", "ls", "--"], {}), /-timeout: not a duration/);
+});
+
 test("every Tekton entrypoint flag is accepted and becomes a baton option; credential flags collect every value", () => {
   const argv = [
     "-post_file", "/tekton/run/0/out",
