@@ -193,8 +193,8 @@ export const features: Scenario[] = [
   },
   { id: "output-path-is-a-folder", args: step(["-stdout_path", "/tekton/logs"], "out", "x"), files: { logs: { dir: true } } },
   // -timeout and the cancel file
-  { id: "timeout-expires", args: step(["-timeout", "1s"], "clock", "sleep", "20000"), timed: true },
-  { id: "timeout-signal", args: step(["-timeout", "1s"], "trap", "clock", "await", "20000", "caught", "exit", "0"), timed: true },
+  { id: "timeout-expires", args: step(["-timeout", "1s"], "clock", "sleep", "20000"), timed: 1 },
+  { id: "timeout-signal", args: step(["-timeout", "1s"], "trap", "clock", "await", "20000", "caught", "exit", "0"), timed: 1 },
   { id: "timeout-not-reached", args: step(["-timeout", "30s"], "report") },
   {
     id: "cancel",
