@@ -7,14 +7,15 @@
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
 //   baton-argo.cjs    `baton emissary` and `baton kill` (src/argo/chunk.ts), run only in Argo Workflows' pods
 //   baton-stack.cjs   an internal error's stack mapped to src/ with BATON_DEBUG=1 (src/process/source-stack.ts)
-// Each is a mark line `@baton-chunk NAME SHA256` and the chunk compressed with brotli, in base64 on one line (base64
-// has no `*/`, so the comment cannot end early). Compressed, the payload is ~90 KB instead of ~300 KB: V8 keeps the
+// Each is a mark line `@baton-chunk NAME SHA256 CRC32` (the loader checks the CRC-32, or the SHA-256 on a Node without
+// zlib.crc32) and the chunk compressed with brotli, in base64 on one line (base64 has no `*/`, so the comment cannot
+// end early). Compressed, the payload is ~90 KB instead of ~300 KB: V8 keeps the
 // whole file's text in memory, in every step.
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
-import { brotliCompressSync, constants } from "node:zlib";
+import { brotliCompressSync, constants, crc32 } from "node:zlib";
 
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 
@@ -80,7 +81,7 @@ if (added.length > 0) throw new Error(`build.mjs: the bundle grew by ${added.joi
 
 let payload = PAYLOAD_START;
 for (const [name, source] of chunks) {
-  const digest = createHash("sha256").update(source).digest("hex");
+  const digest = `${createHash("sha256").update(source).digest("hex")} ${crc32(source).toString(16).padStart(8, "0")}`;
   const compressed = brotliCompressSync(source, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,

@@ -220,7 +220,7 @@ test("a plain step does not carry the emissary's code: it is in the Argo chunk, 
   const bundle = readFileSync(BATON, "latin1");
   const code = bundle.slice(0, bundle.indexOf("/*baton-chunks\n"));
   for (const word of ["argo_arg_", "PaxHeaders", "debug-pause-before"]) assert.ok(!code.includes(word), `${word} is in the bundle's code`);
-  assert.match(bundle, /\n@baton-chunk baton-argo\.cjs [0-9a-f]{64}\n/);
+  assert.match(bundle, /\n@baton-chunk baton-argo\.cjs [0-9a-f]{64} [0-9a-f]{8}\n/);
 });
 
 test("a template that archives its logs captures stdout and combined without ARGO_INCLUDE_SCRIPT_OUTPUT; neither: nothing is captured", async () => {
