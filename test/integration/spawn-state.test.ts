@@ -79,3 +79,14 @@ test("tini -s, the reference, gives the same state (when Debian's tini is instal
   if (tini.error) return t.skip("no tini here (apt-get install tini)");
   assert.equal(tini.stdout, CLEAN);
 });
+
+test("signals that baton's own caller ignored are at their default for the command too (as under Tekton's and Argo's; tini passes them on)", async () => {
+  for (const [build, words, skip] of [["the bundle", [process.execPath, BATON], false], ["the standalone build", [STANDALONE], NO_STANDALONE]] as const) {
+    if (skip) continue;
+    const dir = tempDir();
+    // sh's trap "" ignores them, and exec keeps them ignored: baton starts with SIGINT, SIGTTOU and SIGSEGV ignored.
+    const exit = await runBaton(["--post-file", join(dir, "post"), "--", ...PROBE], { baton: [...words], prefix: ["sh", "-c", 'trap "" INT TTOU SEGV; exec "$@"', "sh"] });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stdout, CLEAN, build);
+  }
+});
