@@ -63,14 +63,23 @@ test("the bundle: baton writes no coverage or profile for the step's NODE_V8_COV
   const dir = tempDir();
   // Node 20 refuses --cpu-prof in NODE_OPTIONS (it would not start): --cpu-prof from Node 22 on.
   const profiler = Number(process.versions.node.split(".")[0]) >= 22 ? { NODE_OPTIONS: "--cpu-prof" } : {};
-  const vars = { NODE_V8_COVERAGE: join(dir, "coverage"), NODE_COMPILE_CACHE: join(dir, "compile-cache"), ...profiler };
-  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "env"], { env: cleanEnv(vars), cwd: dir });
+  const vars = {
+    NODE_V8_COVERAGE: join(dir, "coverage"),
+    NODE_COMPILE_CACHE: join(dir, "compile-cache"),
+    // Node writes every warning of baton's into this file: baton (its step, its capture, its CEL worker) gives none.
+    NODE_REDIRECT_WARNINGS: join(dir, "warnings"),
+    NODE_PENDING_DEPRECATION: "1",
+    ...profiler,
+  };
+  const args = ["--post-file", join(dir, "post"), "--stdout-path", join(dir, "out"), "--when", '[{"cel":"[1, 2].all(x, x > 0)"}]', "--", "env"];
+  const exit = await runBaton(args, { env: cleanEnv(vars), cwd: dir });
   assert.equal(exit.code, 0, exit.stderr);
   assert.deepEqual(received(exit.stdout, Object.keys(vars)), vars);
   assert.deepEqual(filesBelow(join(dir, "coverage")), [], "coverage written by baton");
   // Node 22 and later make the cache's folder at start-up, before baton's first line: no file in it, though.
   assert.deepEqual(filesBelow(join(dir, "compile-cache")), [], "compile cache written by baton");
   assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith(".cpuprofile")), [], "CPU profile written by baton");
+  assert.equal(existsSync(join(dir, "warnings")), false, "a warning of baton's");
 });
 
 test("the bundle: BATON_PROFILE=1 still lets NODE_V8_COVERAGE write baton's coverage (someone debugging baton)", async () => {
