@@ -48,6 +48,10 @@ async function main(argv: string[]): Promise<number> {
       reportEarlyFailure(namedAsGiven(findTektonPostFile(argv)), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
       throw error;
     }
+    if (tekton.kind === "help") {
+      process.stdout.write(HELP);
+      return 0;
+    }
     if (tekton.kind === "subcommand") return installMode(tekton.name, tekton.args);
     return stepMode(tekton.argv, true);
   }

@@ -55,6 +55,7 @@ export const TEKTON_SUBCOMMANDS: readonly string[] = ["init", "cp", "step-init",
 
 export type TektonInvocation =
   | { kind: "step"; argv: string[] }
+  | { kind: "help" }
   | { kind: "subcommand"; name: string; args: string[] };
 
 /**
@@ -81,6 +82,8 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
     const body = word.startsWith("--") ? word.slice(2) : word.slice(1);
     const eq = body.indexOf("=");
     const name = eq === -1 ? body : body.slice(0, eq);
+    // Go's flag package answers -h and -help (either dash) wherever they come among the flags: usage, exit 0.
+    if (name === "h" || name === "help") return { kind: "help" };
     // Own names only: -toString, -constructor or -__proto__ are unknown flags, not Object.prototype's properties.
     const spec = Object.hasOwn(FLAGS, name) ? FLAGS[name] : undefined;
     if (!spec) {

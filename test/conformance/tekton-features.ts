@@ -202,6 +202,13 @@ export const features: Scenario[] = [
     files: { "downward/cancel": "" },
     during: async (run) => (await run.appears(READY), run.write("/tekton/downward/cancel", "CANCEL")),
   },
+  // Cancelled before the step starts: Tekton's entrypoint starts the command and its cancel watch at once (a command
+  // that ends at once may finish first), baton does not start it. The command sleeps, so that the race is not played.
+  {
+    id: "cancel-before-start",
+    args: step([], "sleep", "20000"),
+    files: { "downward/cancel": "CANCEL" },
+  },
   // The subcommands
   {
     id: "subcommand-init",

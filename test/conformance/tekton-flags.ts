@@ -19,6 +19,7 @@ export const flags: Scenario[] = [
   { id: "flag-missing-value-before-dashdash", args: [...STEP, "-entrypoint", "PROBE", "-results", "--", "report"] },
   { id: "flag-help", args: ["-h"] },
   { id: "flag-help-long", args: ["-help"] },
+  { id: "flag-help-after-flags", args: [...STEP, "-h", "-entrypoint", "PROBE", "--", "report"] },
   { id: "flag-single-dash-value-looks-like-flag", args: step(["-results", "-x"], "report") },
   { id: "positional-word-dropped", args: [...STEP, "-entrypoint", "PROBE", "stray", "--", "report"] },
   { id: "no-command", args: [...STEP, "--"] },
@@ -50,6 +51,9 @@ export const flags: Scenario[] = [
   { id: "on-error-empty", args: step(["-on_error", ""], "exit", "3") },
   // SPIRE: off is accepted, the socket path is read only when it is on.
   { id: "spire-off", args: step(["-enable_spire=false", "-spire_socket_path", "unix:///nowhere"], "report") },
+  { id: "spire-on", args: step(["-enable_spire", "-spire_socket_path", "unix:///tekton/ws/none.sock"], "report") },
+  // TEKTON_HERMETIC=1: Tekton starts the command in new user, PID, mount and network namespaces.
+  { id: "hermetic", args: step([], "report"), env: { TEKTON_HERMETIC: "1" } },
   // -result_from: any value but termination-message means sidecar logs in Tekton.
   { id: "result-from-termination-message", args: step(["-result_from", "termination-message", "-results", "a"], "file", "/tekton/results/a", "x"), files: { "results": { dir: true } } },
   { id: "result-from-other", args: step(["-result_from", "whatever", "-results", "a"], "file", "/tekton/results/a", "x"), files: { "results": { dir: true } } },

@@ -16,6 +16,7 @@ import {
   readFileSync,
   readlinkSync,
   renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -154,7 +155,11 @@ export async function runScenario(scenario: Scenario, wrapper: Side): Promise<Ou
   const exit = await exited;
   clearTimeout(guard);
   await during;
-  return outcome(root, scenario, exit, stdout, stderr, endedAt);
+  try {
+    return outcome(root, scenario, exit, stdout, stderr, endedAt);
+  } finally {
+    rmSync(dirname(root), { recursive: true, force: true });
+  }
 }
 
 function plant(root: string, path: string, what: Planted): void {
@@ -277,6 +282,8 @@ function seenByCommand(seen: Record<string, unknown>): Outcome {
     umask: seen.Umask,
     "signals blocked": seen.SigBlk,
     "signals ignored": seen.SigIgn,
+    // Its pid differs by nature; whether it is PID 1 of a namespace of its own (TEKTON_HERMETIC) does not.
+    "command is PID 1": seen.pid === 1,
     fds: Object.fromEntries(Object.entries(fds).map(([fd, to]) => [fd, to.replace(/^(pipe|socket|anon_inode):\S+/, "$1")])),
   };
 }

@@ -65,5 +65,7 @@ test("Tekton's entrypoint and baton, scenario by scenario", { concurrency: CONCU
   // One line for both builds: a field where the bundle and the standalone build disagree differs by itself.
   console.log(verdict.summary);
   if (sides.length === 1) console.log(`conformance tekton-entrypoint: the standalone build was not run (${NO_STANDALONE})`);
-  assert.deepEqual(verdict.problems, []);
+  // A row for every scenario need not show in the few that CONFORMANCE_ONLY runs.
+  const problems = verdict.problems.filter((p) => !(only && p.startsWith(`listed, but the same now: ${EVERY_SCENARIO} `)));
+  assert.deepEqual(problems, []);
 });

@@ -79,6 +79,14 @@ test("-timeout \"\" is a usage error, as Go's time.ParseDuration refuses it (oth
   usage(() => translateTektonArgv(["-timeout=", "-entrypoint", "ls", "--"], {}), /-timeout: not a duration/);
 });
 
+test("-h and -help, either dash, anywhere among the flags ask for the help, as Go's flag package answers them", () => {
+  for (const argv of [["-help"], ["--help"], ["-post_file", "/p", "-h", "-entrypoint", "ls", "--"], ["-wait_file=a", "--h"]]) {
+    assert.deepEqual(translateTektonArgv(argv, {}), { kind: "help" });
+  }
+  // After the command's "--", they are the command's.
+  assert.deepEqual(translateTektonArgv(["-entrypoint", "ls", "--", "-h"], {}), { kind: "step", argv: ["--entrypoint", "ls", "--", "-h"] });
+});
+
 test("every Tekton entrypoint flag is accepted and becomes a baton option; credential flags collect every value", () => {
   const argv = [
     "-post_file", "/tekton/run/0/out",
