@@ -47,6 +47,20 @@ export function argoMain(ctx) {
   return { args: EMISSARY_ARGS, env: pod.env("main", "argo") };
 }
 
+/** Resolves once `path` exists (an emissary has made its ctr/NAME/); rejects if one of `children` ends first, or after 10 s. */
+async function untilExists(path, children) {
+  const deadline = Date.now() + 10_000;
+  while (!existsSync(path)) {
+    const ended = children.find((c) => c.exitCode !== null || c.signalCode !== null);
+    if (ended) {
+      const r = await ended.exited;
+      throw new Error(`an emissary ended before ${path} was there: exit ${r.code ?? r.signal}\n${r.stderr}`);
+    }
+    if (Date.now() > deadline) throw new Error(`${path} did not appear within 10 s`);
+    await sleep(5);
+  }
+}
+
 const emissaryPath = (ctx, who) => (who === "baton" ? ctx.baton : ctx.peers.argoexec.path);
 
 /** One hand-off, A run by `whoA` and B by `whoB` ("baton" or "argo"): B's command start - A's command exit, in ms. */
@@ -57,7 +71,7 @@ async function handoff(ctx, whoA, whoB) {
   if (whoB === "baton") await waitUntilWatching([b]);
   else {
     // Argo's B reads A's exitcode once a second from its start: A starts at a random phase of that loop.
-    while (!existsSync(f("ctr/b"))) await sleep(5);
+    await untilExists(f("ctr/b"), [b]);
     await sleep(Math.random() * 999);
   }
   const commandMs = whoA === "argo" ? Math.floor(Math.random() * 1000) : 0;
@@ -118,7 +132,7 @@ async function containerChain(ctx, who) {
     await waitUntilWatching(steps);
   } else steps = await startAtRandomPhases(CHAIN_CONTAINERS, startOne);
   const lastDir = join(pod.root, "ctr", names.at(-1));
-  while (!existsSync(lastDir)) await sleep(5);
+  await untilExists(lastDir, steps);
   const last = whenFileAppears(join(lastDir, "exitcode"), lastDir, 120_000);
   const first = join(pod.root, "ctr/c0");
   mkdirSync(first, { recursive: true });
