@@ -30,7 +30,7 @@ $(NODE_MODULES): package.json package-lock.json
 $(BUNDLE): $(NODE_MODULES) $(SOURCES)
 	node scripts/build.mjs
 
-ADDON_SOURCES := src/addon/addon.c src/addon/wait-events.c src/addon/signal-relay.c
+ADDON_SOURCES := src/addon/addon.c src/addon/wait-events.c src/addon/signal-relay.c src/addon/liveness.c
 $(ADDON): $(ADDON_SOURCES) src/addon/wait-events.h src/addon/signal-relay.h
 	@test -f $(NODE_INCLUDE)/node_api.h || { echo "node_api.h not found in $(NODE_INCLUDE): set NODE_INCLUDE" >&2; exit 1; }
 	@mkdir -p dist

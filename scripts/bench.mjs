@@ -21,7 +21,7 @@ import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { msBetween, now } from "./bench/lib.mjs";
 import {
-  chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup,
+  chain, fmtMs, handoffBetweenBatons, handoffLatency, memory, outputCapture, signalLatency, startup, unguardedWindow,
   startupSignalWindow, wholeHandoff,
 } from "./bench/rows.mjs";
 import { argoChain, argoHandoff, argoMemory, argoStartup } from "./bench/argo-handoff.mjs";
@@ -62,6 +62,7 @@ const ROWS = [
   ["1c", wholeHandoff, true],
   ["2", chain, false],
   ["3", startup, true],
+  ["3b", unguardedWindow, true],
   ["4", signalLatency, false],
   ["5", memory, true],
   ["6", outputCapture, true],

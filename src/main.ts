@@ -1,8 +1,8 @@
 // Entry point. The first import installs the signal listeners: nothing of baton runs before them.
 import { emissaryForwards, endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths, namedAsGiven } from "./cli/check-paths.js";
-import { checkPostFileNames } from "./handoff/post-file.js";
-import { letWaitersStart } from "./handoff/liveness-lock.js";
+import { checkPostFileNames, clearEarlierOutcome } from "./handoff/post-file.js";
+import { holdLivenessLock, letWaitersStart, PostFileTaken } from "./handoff/liveness-lock.js";
 import { HELP, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
@@ -74,9 +74,17 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
     emit("start", { mode: "step" });
     checkStepPaths(options);
     checkPostFileNames(options);
+    // As early as the post file's name is known to be sound: a step killed before its lock is held leaves the next
+    // one waiting for ever (docs/design.md "A step that dies"). Then an earlier run's outcome (a restarted container)
+    // goes, so that a step starting now waits for this run's.
+    if (options.postFile !== undefined) {
+      holdLivenessLock(options.postFile, warn);
+      clearEarlierOutcome(options.postFile);
+    }
     setUp = await prepareFeatures(options, tekton, warn);
   } catch (error) {
-    reportEarlyFailure(namedAsGiven(findPostFile(argv)), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
+    // Another step's post file: neither POST nor POST.err is this step's to write.
+    if (!(error instanceof PostFileTaken)) reportEarlyFailure(namedAsGiven(findPostFile(argv)), error instanceof BatonError ? error.exitCode : EXIT_FAILURE);
     throw error;
   }
   setUp();

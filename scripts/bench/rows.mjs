@@ -264,6 +264,51 @@ export async function startup(ctx, rt) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// 3b. The unguarded window: spawn -> the step's liveness file in place, locked (POST.baton-live renamed into place,
+// seen by the postwatch probe's inotify). A step killed inside it leaves a step waiting on its post file waiting for
+// ever: nothing of it is there to be seen dead (docs/design.md "A step that dies"). Node's own start is its floor.
+export async function unguardedWindow(ctx, rt) {
+  const { probes, reps } = ctx;
+  const contenders = [
+    { label: "--post-file POST -- /bin/true", args: (post) => ["--post-file", post, "--", "/bin/true"] },
+    {
+      label: "Tekton's argv (its chunk loads after the lock)",
+      args: (post) => ["-post_file", post, "-termination_path", `${post}.termination`, "-entrypoint", "/bin/true", "--"],
+    },
+  ];
+  const samples = new Map(contenders.map((c) => [c.label, []]));
+  for (let r = -2; r < reps.startup; r++) {
+    for (const c of contenders) {
+      const dir = ctx.tempDir("window-");
+      const watcher = start(probes.postwatch, [dir, "out.baton-live"], { stdio: ["ignore", "pipe", "pipe"] });
+      let seen = "";
+      watcher.stdout.on("data", (chunk) => (seen += chunk));
+      await waitForLine(watcher, "ready");
+      const t0 = now();
+      const step = start(rt.baton[0], [...rt.baton.slice(1), ...c.args(join(dir, "out"))]);
+      await expectExit(watcher, "liveness file watcher");
+      await expectExit(step, "baton (window)");
+      const line = seen.trim().split("\n").find((l) => l.startsWith("out.baton-live "));
+      if (r >= 0) samples.get(c.label).push(msBetween(t0, BigInt(line.split(" ")[1]))); // the first two rounds warm the caches
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const stats = summarize(samples.get(contenders[0].label));
+  return {
+    id: "3b",
+    figure: `unguarded window: spawn -> POST.baton-live in place, ${rt.label}`,
+    runtime: rt.label,
+    unit: "ms",
+    stats,
+    samples: samples.get(contenders[0].label),
+    target: "as short as Node's start allows (row 3's node -e 0)",
+    pass: true,
+    references: contenders.slice(1).map((c) => ({ label: c.label, stats: summarize(samples.get(c.label)), samples: samples.get(c.label) })),
+    note: "a step killed before this leaves the next waiting for ever",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // 4. Signal forwarding latency as PID 1: kill(PID 1, SIGTERM) -> the command's handler runs.
 export async function signalLatency(ctx) {
   const { baton, probes, tools, reps } = ctx;

@@ -370,6 +370,7 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);
   define_wait_functions(env, exports);
   define_signal_relay(env, exports);
+  define_liveness_functions(env, exports);
   return exports;
 }
 

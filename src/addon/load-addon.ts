@@ -31,12 +31,22 @@ export interface NativeAddon {
   /** V8's baseline compiler off (src/process/baseline-compiler.ts): 1 when done, 0 when V8's flag call is not found. Older addons lack it. */
   stopBaselineCompiler?(): number;
   /**
-   * A thread blocks in flock(fd, LOCK_SH), closes fd, then calls back with 0 (or an errno): the writer let go of its
-   * liveness lock. A handle for forgetWait, or a negative errno when no thread could start (fd is then still ours).
+   * A thread blocks in fcntl(fd, F_OFD_SETLKW, F_RDLCK), closes fd, then calls back with 0 (or an errno): the writer
+   * let go of its liveness lock. A handle for forgetWait, or a negative errno when no thread could start (fd is then still ours).
    */
   waitUnlocked(fd: number, callback: (error: number) => void): WaitHandle | number;
   /** The wait no longer keeps the event loop alive (before its callback only). */
   forgetWait(handle: WaitHandle): void;
+  /**
+   * A new liveness file, locked (fcntl's write lock, and a flock for older waiters) before it has a name, marked and
+   * 0644, at `temporary` or another random name beside it: [fd, name], or [-errno, the system call that failed]
+   * (src/addon/liveness.c). Older addons lack it.
+   */
+  makeLiveness?(temporary: string, mark: string): [number, string];
+  /** Renames it into place: 0, -EADDRINUSE when a living baton holds the file there (ours is removed), or -errno. */
+  placeLiveness(temporary: string, path: string, mark: string): number;
+  /** 1 while a writer holds fd's file's write lock, 0 when nobody does, -errno when it cannot be told (a look only). */
+  lockHeld(fd: number): number;
   /** mkfifo(path, 0600): 0, or the errno. */
   makeFifo(path: string): number;
   /**

@@ -1,6 +1,7 @@
 // What a waiting baton blocks on, without a timer (src/handoff/, docs/design.md "Waiting"):
-// - waitUnlocked(fd, callback): a thread of its own blocks in flock(fd, LOCK_SH) on the writer's liveness file and
-//   calls back (on the main thread) once the writer lets go: it handed on, or it died. The kernel wakes the thread;
+// - waitUnlocked(fd, callback): a thread of its own blocks in fcntl(F_OFD_SETLKW, F_RDLCK) on the writer's liveness
+//   file (liveness.c: the writer's write lock) and calls back (on the main thread) once the writer lets go: it handed
+//   on, or it died. A read lock waits only for a write lock, which only the writer can hold. The kernel wakes the thread;
 //   nothing is looked at in between.
 // - makeFifo(path) and pollWake(fd, callback) / pollClose(handle): the wake FIFO beside a liveness file. The
 //   writer puts one byte in it as it hands on, a second before it lets go of its lock; a waiter's event loop polls it
@@ -95,11 +96,12 @@ static void *unlock_thread(void *arg) {
   // A name of its own in /proc/PID/task/*/comm (ps -L, top -H): a waiting step's blocked waits can be counted, and a
   // wait that never let its thread go would show.
   pthread_setname_np(pthread_self(), "baton-wait");
+  struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
   int rc;
-  do rc = flock(wait->fd, LOCK_SH);
+  do rc = fcntl(wait->fd, F_OFD_SETLKW, &lock);
   while (rc == -1 && errno == EINTR);
   wait->result = rc == -1 ? errno : 0;
-  close(wait->fd);  // our shared lock goes with it: a waiter never keeps a writer's file locked
+  close(wait->fd);  // our read lock goes with it: a waiter never keeps a writer's file locked
   uv_async_send(&wait->async);  // the last touch of wait: the main thread may free it from here on
   return NULL;
 }

@@ -4,5 +4,7 @@
 #include <node_api.h>
 
 void define_wait_functions(napi_env env, napi_value exports);
+// liveness.c: the liveness file's lock, made and looked at.
+void define_liveness_functions(napi_env env, napi_value exports);
 
 #endif

@@ -1,4 +1,5 @@
 // Errors a user should see are values with a message and an exit code; only main.ts prints them.
+import { getSystemErrorMap } from "node:util";
 
 export const EXIT_USAGE = 2;
 export const EXIT_FAILURE = 1;
@@ -22,4 +23,10 @@ export function describeSystemError(error: unknown): string {
     return `${text} (${e.code})`;
   }
   return String(e && e.message ? e.message : error);
+}
+
+/** The error Node would have thrown for a system call that failed with -`negativeErrno` (the addon's answers). */
+export function errnoError(negativeErrno: number, syscall: string, path: string): NodeJS.ErrnoException {
+  const [code, text] = getSystemErrorMap().get(negativeErrno) ?? [`errno ${-negativeErrno}`, "unknown error"];
+  return Object.assign(new Error(`${code}: ${text}, ${syscall} '${path}'`), { errno: negativeErrno, code, syscall, path });
 }

@@ -2,19 +2,22 @@ import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, 
 import { basename, dirname, join } from "node:path";
 import { monotonicMs } from "../base/clock.js";
 import { NAME_MAX } from "../base/files.js";
-import { BatonError, describeSystemError } from "../base/errors.js";
-import { createTemporaryBeside, openFifo, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
+import { BatonError, describeSystemError, errnoError } from "../base/errors.js";
+import { openFifo, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
 import { withSpareDescriptor } from "../base/spare-descriptor.js";
 import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle } from "../addon/load-addon.js";
 
-// A killed step must not hang the chain. Each baton holds an advisory lock (flock) on POST.baton-live, beside its post
-// file, from its start until it has written POST or POST.err; the kernel drops the lock when the process dies, however
-// it dies (SIGKILL, the OOM killer, a crash). A waiter that finds the file there, its lock free, and still no POST or
-// POST.err, knows the step it waits for died without handing on. flock works across PID namespaces and needs only
-// read access: Tekton mounts the other steps' folders read-only. The file's name is baton's own (a Gemfile.lock beside
-// an awaited Gemfile is not a lock of ours), and a waiter trusts it only when it is a regular file that says so
-// (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. flock() is not in Node: baton's
-// native addon (src/addon/) has it.
+// A killed step must not hang the chain. Each baton holds an advisory write lock (fcntl F_OFD_SETLK, F_WRLCK) on
+// POST.baton-live, beside its post file, from its start until it has written POST or POST.err; the kernel drops the
+// lock when the process dies, however it dies (SIGKILL, the OOM killer, a crash). A waiter that finds the file there,
+// its lock free, and still no POST or POST.err, knows the step it waits for died without handing on. The lock works
+// across PID namespaces, and a waiter needs only read access (a read lock, or a look): Tekton mounts the other steps'
+// folders read-only. And only the writer can hold it: fcntl grants a write lock only through a descriptor open for
+// writing, which a neighbour that may only read (another uid, a read-only mount) cannot have; a flock, which any reader
+// can take, let such a neighbour hide a dead writer from every later waiter. The file's name is baton's own (a
+// Gemfile.lock beside an awaited Gemfile is not a lock of ours), and a waiter trusts it only when it is a regular file
+// that says so (LIVENESS_MARK): a folder, a FIFO or a user's file at that name tells nothing. Node has no OFD locks:
+// baton's native addon (src/addon/liveness.c) makes and looks at the lock.
 //
 // The lock tells a waiter when to look, but through a thread of the waiter's that must then wake its event loop: two
 // wake-ups in a row, each waiting for a CPU on a busy node. So beside the lock the writer keeps a FIFO,
@@ -30,12 +33,13 @@ import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle
 
 const LIVENESS_SUFFIX = ".baton-live";
 const WAKE_SUFFIX = ".baton-wake";
-/** The liveness file's content: what tells a waiter that the file is baton's. */
-const LIVENESS_MARK = "baton liveness lock\n";
-
-const LOCK_SH = 1;
-const LOCK_EX = 2;
-const LOCK_NB = 4;
+/**
+ * The liveness file's content: what tells a waiter that the file is baton's, and that its lock is fcntl's write lock.
+ * An older baton's file holds the first line only (its lock a flock, which any reader can take): a waiter does not
+ * believe it, and waits for that writer's post file as for a writer that is not a baton. Older waiters read the first
+ * line only, and the writer holds a flock for them as well.
+ */
+const LIVENESS_MARK = "baton liveness lock\nlock: fcntl F_WRLCK\n";
 
 /**
  * Errors that say the post file's folder can take no new file (read-only, out of inodes, not ours to write): then
@@ -77,44 +81,93 @@ const followed = new Set<WriterWait>();
 export const WAITERS_START_MS = 250;
 
 /**
- * Takes the lock beside `file` until releaseLivenessLock (or this process's end). Made under a temporary name
- * (createTemporaryBeside: O_EXCL, O_NOFOLLOW, unpredictable), marked, made 0644 whatever the umask (a waiter of
- * another uid must be able to open it), locked, then renamed into place, so no waiter ever sees a living baton's file unlocked. The descriptor is not
- * inherited (O_CLOEXEC). Throws a BatonError when the folder can take no new file (CANNOT_CREATE): the step must not
- * run its command for an outcome it cannot hand on. Any other failure (no addon, a full disk) costs only the
- * detection: one line, and the step goes on.
+ * Two steps were given one post file (a copy-paste error in a pod spec): a living baton already holds its liveness
+ * file. The second must neither run its command nor write POST or POST.err, which would start the next step, or end
+ * it, while the first still runs.
+ */
+export class PostFileTaken extends BatonError {}
+
+/** A file system that keeps no locks: nothing could tell this step's death, whatever it did. */
+const NO_LOCKS = new Set(["ENOLCK", "EOPNOTSUPP", "ENOTSUP", "EINVAL"]);
+
+/**
+ * Takes the lock beside `file` until releaseLivenessLock (or this process's end). The addon makes the liveness file
+ * with no name (O_TMPFILE), locks it, marks it and makes it 0644 whatever the umask (a waiter of another uid must be
+ * able to open it), and only then names it and renames it into place (src/addon/liveness.c): nobody can open it
+ * before its lock is held. The descriptor is not inherited (O_CLOEXEC). Throws:
+ * - PostFileTaken when a living baton holds the liveness file there;
+ * - a BatonError when the folder can take no new file (CANNOT_CREATE): the step must not run its command for an
+ *   outcome it cannot hand on;
+ * - a BatonError when the lock cannot be held for any other reason (out of descriptors, a neighbour quicker every
+ *   time): a step that ran unguarded and then died would leave the next one waiting for ever (docs/design.md "A step
+ *   that dies").
+ * Only where no lock can be had at all (no addon, a file system without locks) does the step warn and go on.
  */
 export function holdLivenessLock(file: string, warn: (message: string) => void): void {
   if (held.has(file)) return;
-  // Before the lock file: a waiter that finds the lock finds the FIFO too.
-  const wake = makeWakeFifo(file);
   const lockFile = livenessFileOf(file);
-  let fd: number;
-  let temporary: string;
+  const unguarded = (why: string) =>
+    warn(`cannot hold the liveness lock ${lockFile} (${why}); a step waiting on ${file} will not notice if this one is killed`);
+  let addon: NativeAddon;
   try {
-    ({ fd, temporary } = createTemporaryBeside(lockFile));
+    addon = loadNativeAddon();
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== undefined && CANNOT_CREATE.has(code)) {
-      throw new BatonError(`cannot hand on through ${file}: its folder takes no new file (${describeSystemError(error)}); not running the command`);
-    }
-    if (wake !== undefined) closeQuietly(wake);
-    warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
+    // Out of descriptors, dlopen could not even open the addon: the lock is not missing from this baton, only from
+    // this moment, so the step refuses as for a lock that failed so.
+    if (/too many open files/i.test(String((error as Error).message))) refuse(-EMFILE, "dlopen", file, lockFile, unguarded);
+    return unguarded(describeSystemError(error));
+  }
+  if (typeof addon.makeLiveness !== "function") return unguarded("the addon is older than this baton");
+  if (livingWriterOf(addon, file)) throw taken(file);
+  // The lock before the FIFO: at the descriptor limit the lock is what must not be lost, the FIFO only speeds a wake-up.
+  const [fd, temporary] = addon.makeLiveness(join(dirname(lockFile), temporaryName(basename(lockFile))), LIVENESS_MARK);
+  if (fd < 0) return refuse(fd, temporary, file, lockFile, unguarded);
+  // Before the liveness file is in place: a waiter that finds the lock finds the FIFO too.
+  const wake = makeWakeFifo(file);
+  const placed = addon.placeLiveness(temporary, lockFile, LIVENESS_MARK);
+  if (placed === 0) {
+    held.set(file, { lock: fd, wake });
     return;
   }
+  closeQuietly(fd);
+  if (wake !== undefined) closeQuietly(wake);
+  if (placed === -EADDRINUSE) throw taken(file);
+  return refuse(placed, "rename", file, lockFile, unguarded);
+}
+
+/** Whether a living baton holds the liveness file of `file` now (looked at before this step makes its own). */
+function livingWriterOf(addon: NativeAddon, file: string): boolean {
+  const opened = openLivenessFile(file);
+  if (opened === undefined) return false;
   try {
-    fchmodSync(fd, 0o644);
-    writeSync(fd, LIVENESS_MARK);
-    const failed = loadNativeAddon().flock(fd, LOCK_EX | LOCK_NB);
-    if (failed !== 0) throw Object.assign(new Error(`flock: errno ${failed}`), { code: `errno ${failed}` });
-    renameSync(temporary, lockFile);
-    held.set(file, { lock: fd, wake });
-  } catch (error) {
-    closeQuietly(fd);
-    if (wake !== undefined) closeQuietly(wake);
-    removeQuietly(temporary);
-    warn(`cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); a step waiting on ${file} will not notice if this one is killed`);
+    return addon.lockHeld(opened.fd) === 1;
+  } finally {
+    closeQuietly(opened.fd);
   }
+}
+
+const EADDRINUSE = 98; // the addon's answer for a liveness file a living baton holds (src/addon/liveness.c)
+const EMFILE = 24;
+
+function taken(file: string): PostFileTaken {
+  return new PostFileTaken(
+    `another step's baton is running with the post file ${file} (it holds ${livenessFileOf(file)}): two steps were given one post file; not running the command, and writing neither ${file} nor ${file}.err`,
+  );
+}
+
+function refuse(negativeErrno: number, syscall: string, file: string, lockFile: string, unguarded: (why: string) => void): void {
+  const error = errnoError(negativeErrno, syscall, lockFile);
+  const code = error.code ?? "";
+  // A disk out of data blocks: the file is there, with no room for its mark. The step runs, as it did before it had
+  // a lock, and hands on the empty POST.err that needs no data block (post-file.ts).
+  if (syscall === "write" && (code === "ENOSPC" || code === "EDQUOT")) return unguarded(describeSystemError(error));
+  if (CANNOT_CREATE.has(code)) {
+    throw new BatonError(`cannot hand on through ${file}: its folder takes no new file (${describeSystemError(error)}); not running the command`);
+  }
+  if (NO_LOCKS.has(code)) return unguarded(describeSystemError(error));
+  throw new BatonError(
+    `cannot hold the liveness lock ${lockFile} (${describeSystemError(error)}); not running the command unguarded: were this step killed, a step waiting on ${file} would wait for ever`,
+  );
 }
 
 /**
@@ -252,7 +305,7 @@ export interface WriterWait {
  * The FIFO stays open until forget(), also after onGone: the caller forgets the wait once its command has started.
  * undefined when there is nothing to wait on: no liveness file of baton's, the one numbered `notIno` (a writer already
  * seen gone), or no addon or thread.
- * `ok` false: flock failed (a file system without locks), so nothing can be told from it.
+ * `ok` false: the lock failed (a file system without locks), so nothing can be told from it.
  * With no thread (a full PID limit), each call looks at the lock once without blocking instead, and a free lock is
  * told to `onGone` all the same: the caller keeps its folder watch and safety poll, and calls again at each look.
  */
@@ -282,7 +335,7 @@ export function waitForWriter(
   if (typeof handle === "number") {
     // No thread could start (EAGAIN: the pod's PID limit is full). Without this look a writer that died would never
     // be noticed: the waiter would wait for ever.
-    const free = addon !== undefined && addon.flock(opened.fd, LOCK_SH | LOCK_NB) === 0;
+    const free = addon !== undefined && addon.lockHeld(opened.fd) === 0;
     closeQuietly(opened.fd);
     if (free) setImmediate(onGone, opened.ino, true);
     return undefined;
@@ -290,18 +343,10 @@ export function waitForWriter(
   pending = true;
   // Opened after the thread is waiting: a byte written before this open is still in the FIFO while its writer lives,
   // and a writer already gone has let go of its lock, which wakes the thread.
-  wake = pollWakeFifo(addon!, file, (bytes) => {
-    // Not once the lock has told: a writer that died without its byte ends the FIFO at its exit, which is no news.
-    if (!pending) return;
-    if (bytes > 0) return onWake();
-    // A hang-up without a byte: the writer held the FIFO open from before its liveness file was in place, so it has
-    // exited (or handed on and let its waiters go). Told as the lock's release, which a neighbour could withhold: any
-    // uid that can read the liveness file can take a lock on it once the writer has let go (flock needs only read
-    // access), and a waiter would then wait on that neighbour's lock for ever. Only a writer's own uid can hold the
-    // FIFO open in its place.
-    pending = false;
-    addon!.forgetWait(handle as WaitHandle);
-    setImmediate(onGone, opened.ino, true);
+  wake = pollWakeFifo(addon!, file, () => {
+    // Not once the lock has told. A byte: the writer is handing on. A hang-up (no writer left, no byte): it exited;
+    // its lock went at the same moment and wakes the thread. Either way one look, and the lock decides.
+    if (pending) onWake();
   });
   const wait: WriterWait = {
     forget() {
@@ -327,7 +372,7 @@ function lookThroughSpare(file: string, notIno: number | undefined, onGone: (ino
   const seen = withSpareDescriptor(() => {
     const opened = tryOpenLivenessFile(file);
     if (typeof opened === "string") return undefined;
-    const free = addon.flock(opened.fd, LOCK_SH | LOCK_NB) === 0;
+    const free = addon.lockHeld(opened.fd) === 0;
     closeQuietly(opened.fd);
     return { ino: opened.ino, free };
   });
@@ -373,11 +418,11 @@ export function holderDied(file: string): boolean {
   const opened = openLivenessFile(file);
   if (opened === undefined) return false;
   try {
-    return loadNativeAddon().flock(opened.fd, LOCK_SH | LOCK_NB) === 0; // free: the holder is gone
+    return loadNativeAddon().lockHeld(opened.fd) === 0; // free: the holder is gone (a look: no lock taken)
   } catch {
     return false;
   } finally {
-    closeQuietly(opened.fd); // releases our shared lock at once
+    closeQuietly(opened.fd);
   }
 }
 

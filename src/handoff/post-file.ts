@@ -96,6 +96,22 @@ export const writePostFile = (function writePostFile(postFile: string, success: 
 });
 
 /**
+ * A step that holds its liveness lock removes POST and POST.err left by an earlier run: a container Kubernetes
+ * restarted, on the same volume. Left there, they would start (or end) a step that begins to wait while this run's
+ * command runs. Removed only under the lock, so a waiter that looks after finds a living writer and waits for it. A
+ * waiter that already acted on the earlier outcome is not called back: the restart cannot undo that.
+ */
+export function clearEarlierOutcome(postFile: string): void {
+  for (const path of [postFile, postFilePath(postFile, false)]) {
+    try {
+      removeIfPresent(path);
+    } catch {
+      // not ours to remove (a read-only file in a writable folder cannot be; a folder at that name): the hand-on says so
+    }
+  }
+}
+
+/**
  * The last resort when writePostFile failed (a full disk): an empty POST.err, which needs an inode but no data block,
  * so the next step still ends instead of waiting forever (readers accept an empty post file). Written as every file is
  * (a new temporary file, then rename), so a symlink planted at POST.err is replaced, not followed. Returns the path, or

@@ -1,8 +1,8 @@
 import { lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { getSystemErrorMap } from "node:util";
 import { loadNativeAddon, type InotifyHandle, type NativeAddon } from "../addon/load-addon.js";
 import { statOrUndefined } from "../base/files.js";
+import { errnoError } from "../base/errors.js";
 
 // Calls onChange whenever something may have happened to `file`, using an inotify watch on the nearest folder of the
 // file that exists. Event names and filenames are ignored: the caller re-stats the file (docs/design.md "Waiting":
@@ -156,12 +156,6 @@ export function watchFolderOf(
   }
   arm();
   return { close };
-}
-
-/** The error Node would have thrown for a system call that failed with -`negativeErrno`. */
-function errnoError(negativeErrno: number, syscall: string, path: string): NodeJS.ErrnoException {
-  const [code, text] = getSystemErrorMap().get(negativeErrno) ?? [`errno ${-negativeErrno}`, "unknown error"];
-  return Object.assign(new Error(`${code}: ${text}, ${syscall} '${path}'`), { errno: negativeErrno, code, syscall, path });
 }
 
 function sameFolder(a: { path: string; ino: number }, b: { path: string; ino: number }): boolean {

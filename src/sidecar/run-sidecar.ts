@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { monotonicMs } from "../base/clock.js";
-import { holdLivenessLock, releaseLivenessLock } from "../handoff/liveness-lock.js";
+import { holdLivenessLock, PostFileTaken, releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_FAILURE } from "../base/errors.js";
 import { writeFileAtomic } from "../base/atomic-write.js";
 import { writeEmptyErrorPostFile } from "../handoff/post-file.js";
@@ -42,14 +42,19 @@ const never = new Promise<never>(() => {});
  */
 export async function runSidecar(options: SidecarOptions, io: SidecarIO): Promise<number> {
   const readyFile = options.readyFile;
-  if (readyFile) clearReadyFile(readyFile);
   const state = { ready: false };
   let exitCode = EXIT_FAILURE;
   try {
-    // The first step waiting on READY notices if this baton is killed before the sidecar is ready.
+    // The first step waiting on READY notices if this baton is killed before the sidecar is ready. Then an earlier
+    // run's READY goes (a restarted sidecar is not ready yet): under the lock, so a step that looks waits for it.
     if (readyFile) holdLivenessLock(readyFile, io.warn);
+    if (readyFile) clearReadyFile(readyFile);
     exitCode = await sidecarLifecycle(options, io, state);
     return exitCode;
+  } catch (error) {
+    // Another sidecar's ready file: neither READY nor READY.err is this one's to write.
+    if (error instanceof PostFileTaken) state.ready = true;
+    throw error;
   } finally {
     if (readyFile && !state.ready) markNotReady(readyFile, exitCode);
     if (readyFile) releaseLivenessLock(readyFile);

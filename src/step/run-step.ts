@@ -1,7 +1,7 @@
 import type { StepOptions } from "../cli/step-options.js";
 import { after } from "../base/clock.js";
 import { BatonError, EXIT_FAILURE } from "../base/errors.js";
-import { livenessFileOf } from "../handoff/liveness-lock.js";
+import { livenessFileOf, PostFileTaken } from "../handoff/liveness-lock.js";
 import { emit } from "../report/events.js";
 import { EXIT_TIMEOUT, signalNumber } from "../run/exit-code.js";
 import { startThreadPool } from "../run/output-tee.js";
@@ -53,6 +53,11 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   try {
     if (options.postFile !== undefined) ports.writer.holdLock(options.postFile, io.warn);
   } catch (error) {
+    // Another step's post file: nothing of this step may be handed on through it.
+    if (error instanceof PostFileTaken) {
+      io.warn(error.message);
+      return error.exitCode;
+    }
     cannotHandOn = await batonFailed(error, false, io);
   }
   const waitAbort = new AbortController();

@@ -1,11 +1,16 @@
 // The liveness lock against a hostile or odd run folder (issue 20: items 1, 2, 3, 8, 12): files at the lock's name that
 // are not baton's, a FIFO there, a step killed before its command, other uids and umasks, a folder that takes no file,
-// a folder made again with the same inode number. Each of these failed on the bundle before the fix.
+// a folder made again with the same inode number. And (a hostile neighbour, round three: items 3, 9, 11) two steps
+// given one post file, an earlier run's post file, a reader of another uid racing the writer for its lock, and a
+// descriptor limit that left a step without its lock. Each of these failed on the bundle before the fix.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
-import { execFileSync, type ChildProcess } from "node:child_process";
-import { BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT, type StartOptions } from "./helpers.js";
+import { chmodSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
+import {
+  BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, shellWaitFor, startBaton, tempDir, IS_ROOT,
+  type Exit, type StartOptions,
+} from "./helpers.js";
 
 const skipRoot = !IS_ROOT && "needs root (other uids, mount namespaces)";
 /** Run as nobody: another uid than the predecessor's, with no right to read 0600 files of root's. */
@@ -20,6 +25,29 @@ function stderrSays(child: ChildProcess, pattern: RegExp): Promise<void> {
       if (pattern.test(text)) resolve();
     });
   });
+}
+
+const NO_STRACE = spawnSync("strace", ["-V"]).status !== 0 && "needs strace";
+/** A python3 that another uid may run too (not a shim under root's home). */
+const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+const NO_PYTHON = spawnSync(PYTHON, ["-c", "pass"]).status !== 0 && "needs python3";
+
+/** Words that run what follows as nobody, with `dir` mounted read-only: a neighbour that may only read the folder. */
+function readOnlyNeighbour(dir: string): string[] {
+  return ["unshare", "--mount", "sh", "-c", `mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir} && exec "$@"`, "sh", ...AS_NOBODY];
+}
+
+/** `exited`, or a failure naming `what` if the process is still there after `ms` (generous: the machine is shared). */
+async function endsWithin(exited: Promise<Exit>, ms: number, what: string): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A folder every uid may enter and write, as a shared volume is. */
@@ -226,5 +254,152 @@ for (const { build, words } of BUILDS) {
     await fileAppears(`${post}.baton-live`);
     assert.equal(execFileSync("stat", ["-c", "%a %F", `${post}.baton-live`], { encoding: "utf8" }).trim(), "644 regular file");
     assert.equal(existsSync(`${post}.lock`), false);
+  });
+
+  test(`${build}: a second step given a running step's post file refuses: a baton: line, no command, neither POST nor POST.err, and the first still hands on`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    const first = start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))]);
+    t.after(() => first.kill());
+    await fileAppears(`${post}.baton-live`);
+    const second = await endsWithin(start(["--post-file", post, "--", "touch", join(dir, "ran")]).exited, 30_000, "the second writer");
+    assert.equal(second.code, 1, second.stderr);
+    assert.match(second.stderr, /^baton: another step's baton is running with the post file .*\/out \(it holds .*\/out\.baton-live\): two steps were given one post file; not running the command/m);
+    assert.doesNotMatch(second.stderr, /\n\s+at |internal error/);
+    assert.equal(existsSync(join(dir, "ran")), false, "the second writer ran its command");
+    assert.equal(existsSync(post), false, "the second writer wrote POST while the first runs");
+    assert.equal(existsSync(`${post}.err`), false, "the second writer wrote POST.err while the first runs");
+    // A step that begins to wait now waits for the first writer, and goes when it hands on.
+    const events = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "waited")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => waiter.kill());
+    await eventSeen(events, "waiting");
+    assert.equal(existsSync(join(dir, "waited")), false);
+    writeFileSync(join(dir, "go"), "");
+    const [a, b] = await Promise.all([endsWithin(first.exited, 30_000, "the first writer"), endsWithin(waiter.exited, 30_000, "the waiter")]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal(existsSync(join(dir, "waited")), true);
+  });
+
+  test(`${build}: two steps given one post file and started at once: exactly one runs its command`, async (t) => {
+    for (let round = 0; round < 3; round++) {
+      const dir = tempDir();
+      const post = join(dir, "out");
+      const steps = [0, 1].map((n) => start(["--post-file", post, "--", "sh", "-c", `touch ${dir}/ran-${n}; ${shellWaitFor(join(dir, "go"))}`]));
+      for (const step of steps) t.after(() => step.kill());
+      // The loser ends on its own; the winner waits for go.
+      const loser = await endsWithin(Promise.race(steps.map((step) => step.exited)), 30_000, `round ${round}: either writer`);
+      assert.equal(loser.code, 1, loser.stderr);
+      assert.match(loser.stderr, /two steps were given one post file/);
+      writeFileSync(join(dir, "go"), "");
+      const exits = await Promise.all(steps.map((step) => endsWithin(step.exited, 30_000, `round ${round}: the writers`)));
+      assert.deepEqual(exits.map((exit) => exit.code).sort(), [0, 1], exits.map((exit) => exit.stderr).join(""));
+      assert.equal(readdirSync(dir).filter((name) => name.startsWith("ran-")).length, 1, `round ${round}: both commands ran`);
+      assert.equal(existsSync(post), true);
+      assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith(".tmp")), [], `round ${round}: a temporary file was left`);
+    }
+  });
+
+  test(`${build}: an earlier run's POST (a restarted container) is gone once the step holds its lock: a step that begins to wait waits for this run`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    for (const stale of [post, `${post}.err`]) {
+      writeFileSync(stale, '{"exitCode":0,"reason":"Completed"}\n');
+      const events = join(dir, "events");
+      const step = start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))], { env: cleanEnv({ BATON_EVENTS: events }) });
+      t.after(() => step.kill());
+      await eventSeen(events, "command");
+      assert.equal(existsSync(stale), false, `${stale} of the earlier run is still there while this run's command runs`);
+      const waiterEvents = join(dir, "waiter.events");
+      const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "waited")], {
+        env: cleanEnv({ BATON_EVENTS: waiterEvents }),
+      });
+      t.after(() => waiter.kill());
+      await eventSeen(waiterEvents, "waiting");
+      assert.equal(existsSync(join(dir, "waited")), false);
+      writeFileSync(join(dir, "go"), "");
+      const [a, b] = await Promise.all([endsWithin(step.exited, 30_000, "the writer"), endsWithin(waiter.exited, 30_000, "the waiter")]);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal(existsSync(join(dir, "waited")), true);
+      for (const name of ["go", "waited", "next", "events", "waiter.events", "out"]) execFileSync("rm", ["-f", join(dir, name)]);
+    }
+  });
+
+  test(`${build}: a reader of another uid on a read-only mount, racing for the writer's liveness file, never gets its lock first`, { skip: skipRoot || NO_STRACE || NO_PYTHON }, async (t) => {
+    const dir = sharedDir();
+    const post = join(dir, "out");
+    // Every file that appears beside the post file is opened and locked (flock and fcntl, shared) at once, and kept.
+    const grab = `
+import fcntl, os, sys, time
+folder = sys.argv[1]
+held = []
+print("ready", flush=True)
+while True:
+    for name in os.listdir(folder):
+        if not name.startswith(".out.baton-live.") or name in held:
+            continue
+        try:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        for lock in (fcntl.flock, fcntl.lockf):
+            try:
+                lock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                print("locked", name, lock.__name__, flush=True)
+            except OSError:
+                pass
+        held.append(name)
+    time.sleep(0.0005)
+`;
+    const neighbour = startBaton([], { baton: [...readOnlyNeighbour(dir), PYTHON, "-c", grab, dir] });
+    t.after(() => neighbour.kill());
+    let said = "";
+    await new Promise<void>((resolve) => neighbour.child.stdout!.on("data", (chunk: Buffer) => ((said += chunk.toString()), said.includes("ready") && resolve())));
+    // The writer's flock held back 300 ms: time for the neighbour to see any file it names before its lock is held.
+    const trace = ["strace", "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=flock", "-e", "inject=flock:delay_enter=300000"];
+    const events = join(dir, "writer.events");
+    const writer = start(["--post-file", post, "--", "sleep", "1000"], { prefix: trace, env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => writer.kill());
+    await eventSeen(events, "command");
+    let stderr = "";
+    writer.child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    assert.doesNotMatch(stderr + said, /cannot hold the liveness lock|locked/, "the neighbour took a lock of the writer's first");
+    // And so the writer's death is seen.
+    const waiterEvents = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: waiterEvents }) });
+    t.after(() => waiter.kill());
+    await eventSeen(waiterEvents, "waiting");
+    writer.kill();
+    const exit = await endsWithin(waiter.exited, 20_000, "the waiter after the writer's death");
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "next.err")).reason, "PreviousStepDied");
+    assert.doesNotMatch(said, /locked/, "the neighbour took a lock of the writer's first");
+  });
+
+  test(`${build}: at every descriptor limit a step either holds its lock or does not run its command (never unguarded)`, async () => {
+    const dir = tempDir();
+    const seen: string[] = [];
+    for (let limit = 10; limit <= 40; limit++) {
+      const post = join(dir, `out-${limit}`);
+      const ran = join(dir, `ran-${limit}`);
+      // The command says whether its baton held the lock while it ran.
+      const command = `if [ -e '${post}.baton-live' ]; then echo locked > '${ran}'; else echo unguarded > '${ran}'; fi`;
+      const exit = await endsWithin(start(["--post-file", post, "--", "sh", "-c", command], { prefix: ["prlimit", `--nofile=${limit}`] }).exited, 30_000, `the step at ${limit} descriptors`);
+      assert.doesNotMatch(exit.stderr, /will not notice if this one is killed/, `${limit} descriptors: ran unguarded`);
+      if (existsSync(ran)) {
+        assert.equal(execFileSync("cat", [ran], { encoding: "utf8" }), "locked\n", `${limit} descriptors`);
+        seen.push(`${limit}: ran`);
+      } else if (/not running the command unguarded/.test(exit.stderr)) {
+        assert.equal(exit.code, 1, exit.stderr);
+        // Lower down the runtime itself left no descriptor, not even the spare one kept for POST.err.
+        seen.push(`${limit}: refused${existsSync(`${post}.err`) ? ", POST.err" : ""}`);
+      } else seen.push(`${limit}: ended (${exit.code}) ${exit.stderr.split("\n")[0]}`);
+    }
+    assert.ok(seen.some((line) => line.endsWith(": ran")), seen.join("\n"));
+    // The limit just below the first that ran: only the lock's descriptor was missing, and the step said so in POST.err.
+    const firstRan = seen.findIndex((line) => line.endsWith(": ran"));
+    assert.match(seen[firstRan - 1] ?? "", /: refused, POST.err$/, seen.join("\n"));
   });
 }

@@ -1,5 +1,5 @@
-// A killed step cannot hang the chain: each baton holds a flock on POST.baton-live until it hands on; the step (or sidecar)
-// waiting on POST notices a free lock with no POST or POST.err and ends as a failure (reason PreviousStepDied).
+// A killed step cannot hang the chain: each baton holds a write lock (fcntl) on POST.baton-live until it hands on; the
+// step (or sidecar) waiting on POST notices a free lock with no POST or POST.err and ends as a failure (reason PreviousStepDied).
 // Across two PID namespaces sharing one folder, read-only for the waiter, as Tekton mounts /tekton/run/N.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -5,8 +5,8 @@
 // FIFO; and the wake FIFO (POST.baton-wake) planted, swapped or fed by a neighbour.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
-import { execFileSync } from "node:child_process";
+import { chmodSync, closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, holdsWakeFile, join, pidsCgroup, readEvents, readJson, shellWaitFor, sleepingIn,
   startBaton, tempDir, waitFor,
@@ -97,6 +97,15 @@ const BUILDS = [
   { build: "standalone", words: [STANDALONE] },
 ];
 const cgroup = pidsCgroup();
+/** A python3 that another uid may run too (not a shim under root's home). */
+const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+const NO_PYTHON = spawnSync(PYTHON, ["-c", "pass"]).status !== 0 && "needs python3";
+
+/** Words that run what follows as nobody, with `dir` mounted read-only: a neighbour that may only read the folder. */
+function readOnlyNeighbour(dir: string): string[] {
+  const asNobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+  return ["unshare", "--mount", "sh", "-c", `mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir} && exec "$@"`, "sh", ...asNobody];
+}
 
 for (const { build, words } of BUILDS) {
   if (build === "standalone" && NO_STANDALONE) {
@@ -396,12 +405,20 @@ for (const { build, words } of BUILDS) {
     // writer going), so only the end of the wait can let that poll go.
     const neighbour = openSync(`${post}.baton-wake`, constants.O_WRONLY | constants.O_NONBLOCK);
     t.after(() => closeSync(neighbour));
-    // The new baton renames its own liveness file and FIFO into place; then the old one dies without handing on.
-    const after = start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))]);
-    t.after(() => after.kill());
-    await waitFor(() => (readdirSync(dir).filter((name) => name.startsWith(".prev.")).length === 0 && after.child.pid !== undefined ? true : undefined), "the new writer's files in place");
-    await waitFor(() => (openFiles(after.child.pid!).includes(`${post}.baton-wake`) ? true : undefined), "the new writer to hold its FIFO");
-    before.kill();
+    // The waiter is stopped while the old baton dies and the new one (the container restarted: only once the old one is
+    // gone) renames its own liveness file and FIFO into place: woken, it finds a new writer, not a death.
+    process.kill(pid, "SIGSTOP");
+    let after: ReturnType<typeof start> | undefined;
+    try {
+      before.kill();
+      await endsWithin(before.exited, 30_000, "the old writer");
+      after = start(["--post-file", post, "--", "sh", "-c", shellWaitFor(join(dir, "go"))]);
+      t.after(() => after!.kill());
+      await waitFor(() => (after!.child.pid !== undefined && openFiles(after!.child.pid).includes(`${post}.baton-wake`) ? true : undefined), "the new writer to hold its FIFO");
+      await waitFor(() => (readdirSync(dir).filter((name) => name.startsWith(".prev.")).length === 0 ? true : undefined), "the new writer's files in place");
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
     const polled = () => openFiles(pid).filter((file) => file.startsWith(`${post}.baton-wake`));
     await waitFor(() => (polled().length === 1 && polled()[0] === `${post}.baton-wake` ? true : undefined), "the waiter to poll the new FIFO only");
     assert.equal(existsSync(join(dir, "ran")), false);
@@ -447,26 +464,39 @@ for (const { build, words } of BUILDS) {
     assert.equal(existsSync(join(dir, "ran")), false);
   });
 
-  test(`${build}: a neighbour holding the dead writer's lock (flock needs only read access) does not hide the death: the wake FIFO's hang-up tells it`, async (t) => {
+  test(`${build}: a neighbour that may only read, holding locks on a dead writer's liveness file (flock LOCK_EX, an fcntl read lock), hides the death from no waiter, early or late`, { skip: (!IS_ROOT && "needs root (another uid, a mount namespace)") || NO_PYTHON }, async (t) => {
     const dir = tempDir();
+    chmodSync(dir, 0o777);
     const post = join(dir, "prev");
-    // The writer's two files as a baton makes them, held apart: the FIFO by a process that stands for the writer, the
-    // lock by a neighbour that took it once the writer let go (an audit's find: the waiter then waited for ever).
-    execFileSync("mkfifo", [`${post}.baton-wake`]);
-    const writer = startBaton([], { baton: ["sh", "-c", `exec 3<>${post}.baton-wake; exec sleep 1000`] });
+    const writer = await predecessor(dir, post);
     t.after(() => writer.kill());
-    await waitFor(() => (holdsWakeFile(writer.child.pid!, post) ? true : undefined), "the stand-in writer to hold its FIFO");
-    writeFileSync(`${post}.baton-live`, "baton liveness lock\n");
-    const neighbour = startBaton([], { baton: ["flock", "-x", `${post}.baton-live`, "sh", "-c", `touch ${dir}/locked; exec sleep 1000`] });
+    const early = start(["--wait-file", post, "--post-file", join(dir, "early"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: join(dir, "early.events") }) });
+    t.after(() => early.kill());
+    await eventSeen(join(dir, "early.events"), "waiting");
+    // Every lock a reader can take, each as soon as the writer lets go, and kept: flock needs only read access, and so
+    // does an fcntl read lock.
+    const hold = `
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+fcntl.lockf(fd, fcntl.LOCK_SH)
+print("locked", flush=True)
+time.sleep(1000)
+`;
+    const neighbour = startBaton([], { baton: [...readOnlyNeighbour(dir), PYTHON, "-c", hold, `${post}.baton-live`] });
     t.after(() => neighbour.kill());
-    await fileAppears(join(dir, "locked"));
-    const { waiter, pid } = await waiting(dir, post, t);
-    await waitFor(() => (holdsWakeFile(pid, post) ? true : undefined), "the waiter to poll the FIFO");
+    const locked = new Promise<void>((resolve) => neighbour.child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("locked") && resolve()));
     writer.kill();
-    const exit = await endsWithin(waiter.exited, 10_000, "the waiter");
-    assert.equal(exit.code, 1, exit.stderr);
-    assert.match(exit.stderr, /the previous step's baton died before it handed on/);
-    assert.equal(readJson(join(dir, "next.err")).reason, "PreviousStepDied");
+    await locked;
+    // A waiter that starts now never saw the writer alive: no hang-up of its FIFO can tell it anything.
+    const late = start(["--wait-file", post, "--post-file", join(dir, "late"), "--", "touch", join(dir, "ran")]);
+    t.after(() => late.kill());
+    for (const [name, waiter] of [["late", late], ["early", early]] as const) {
+      const exit = await endsWithin(waiter.exited, 10_000, `the ${name} waiter`);
+      assert.equal(exit.code, 1, `${name}: ${exit.stderr}`);
+      assert.match(exit.stderr, /the previous step's baton died before it handed on/, name);
+      assert.equal(readJson(join(dir, `${name}.err`)).reason, "PreviousStepDied", name);
+    }
     assert.equal(existsSync(join(dir, "ran")), false);
   });
 }

@@ -8,7 +8,7 @@
 // liveness.test.ts; other uids, umask 077, FIFOs: liveness-attacks.test.ts.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, execFileSync } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { closeSync, constants, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import {
@@ -90,17 +90,18 @@ for (const { build, words } of BUILDS) {
   });
 
   test(`${build}: the writer's wake FIFO wakes a waiter at once, before its lock is let go`, async (t) => {
-    // A writer that is not a baton but plays one: its liveness file held by flock(1), a FIFO beside it. The waiter has
-    // no other way to notice the post file (no inotify while it follows a lock, no safety poll): only the FIFO's byte.
+    // A writer that is not a baton but plays one: its liveness file write-locked (fcntl, by python3), a FIFO beside it.
+    // The waiter has no other way to notice the post file (no inotify while it follows a lock, no safety poll): only the
+    // FIFO's byte.
     const dir = tempDir();
     const post0 = join(dir, "run/0/out");
     mkdirSync(join(dir, "run/0"), { recursive: true });
-    writeFileSync(`${post0}.baton-live`, "baton liveness lock\n");
+    writeFileSync(`${post0}.baton-live`, "baton liveness lock\nlock: fcntl F_WRLCK\n");
     execFileSync("mkfifo", ["-m", "644", `${post0}.baton-wake`]);
-    // The lock on the shell's descriptor 9, kept by the sleep it execs: killing that one process lets it go.
-    const holder = spawn("sh", ["-c", `exec 9<"$1" && flock --exclusive 9 && exec sleep 1000`, "sh", `${post0}.baton-live`], { stdio: "ignore" });
+    const lock = "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\nfcntl.lockf(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(1000)\n";
+    const holder = spawn("python3", ["-c", lock, `${post0}.baton-live`], { stdio: ["ignore", "pipe", "ignore"] });
     t.after(() => holder.kill("SIGKILL"));
-    await waitFor(() => (spawnSync("flock", ["--nonblock", "--shared", `${post0}.baton-live`, "true"]).status === 1 ? true : undefined), "flock(1) to hold the lock");
+    await new Promise<void>((resolve) => holder.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("held") && resolve()));
     const events = join(dir, "step1.events");
     const next = start(["--wait-file", post0, "--post-file", join(dir, "run/1/out"), "--", "touch", join(dir, "ran")], {
       env: cleanEnv({ BATON_EVENTS: events, BATON_SAFETY_POLL: "1h" }),

@@ -28,6 +28,8 @@ function fakeKernel(exited: number[]) {
       subreaper = true;
     },
     flock: () => 0,
+    placeLiveness: notHere,
+    lockHeld: notHere,
     exitNow: () => {
       throw new Error("not in these tests");
     },
