@@ -31,6 +31,7 @@ const NO_STRACE = spawnSync("strace", ["-V"]).status !== 0 && "needs strace";
 /** A python3 that another uid may run too (not a shim under root's home). */
 const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 const NO_PYTHON = spawnSync(PYTHON, ["-c", "pass"]).status !== 0 && "needs python3";
+const NO_CC = spawnSync("cc", ["--version"]).status !== 0 && "needs a C compiler";
 
 /** Words that run what follows as nobody, with `dir` mounted read-only: a neighbour that may only read the folder. */
 function readOnlyNeighbour(dir: string): string[] {
@@ -48,6 +49,63 @@ async function endsWithin(exited: Promise<Exit>, ms: number, what: string): Prom
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A preload library with which open(2) refuses O_TMPFILE, as an older overlayfs does; every other open as usual. */
+function noTmpfileShim(dir: string): string {
+  const shim = join(dir, "no-tmpfile.so");
+  execFileSync("cc", ["-shared", "-fPIC", "-o", shim, "-x", "c", "-", "-ldl"], {
+    input: `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+static int refused(const char *name, const char *path, int flags, va_list more) {
+  mode_t mode = va_arg(more, mode_t);
+  if ((flags & O_TMPFILE) == O_TMPFILE) return errno = EOPNOTSUPP, -1;
+  int (*real)(const char *, int, ...) = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, name);
+  return real(path, flags, mode);
+}
+int open(const char *path, int flags, ...) { va_list more; va_start(more, flags); int fd = refused("open", path, flags, more); va_end(more); return fd; }
+int open64(const char *path, int flags, ...) { va_list more; va_start(more, flags); int fd = refused("open64", path, flags, more); va_end(more); return fd; }
+`,
+  });
+  return shim;
+}
+
+/**
+ * A neighbour (python3) that opens every new file beside the post file `out` as soon as it sees it, takes a shared
+ * flock and an fcntl read lock on it, and keeps them: the first `most` files, or all. Resolves once it watches, with
+ * what it has said so far.
+ */
+async function lockGrabber(dir: string, prefix: string[], t: { after(fn: () => void): void }, most = 1_000_000) {
+  const grab = `
+import fcntl, os, sys, time
+folder, most = sys.argv[1], int(sys.argv[2])
+held = []
+print("ready", flush=True)
+while True:
+    for name in os.listdir(folder):
+        if not name.startswith(".out.baton-live.") or name in held or len(held) >= most:
+            continue
+        try:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        for lock in (fcntl.flock, fcntl.lockf):
+            try:
+                lock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                print("locked", name, lock.__name__, flush=True)
+            except OSError:
+                pass
+        held.append(name)
+    time.sleep(0.0005)
+`;
+  const neighbour = startBaton([], { baton: [...prefix, PYTHON, "-c", grab, dir, String(most)] });
+  t.after(() => neighbour.kill());
+  const said = { text: "" };
+  await new Promise<void>((resolve) => neighbour.child.stdout!.on("data", (chunk: Buffer) => ((said.text += chunk.toString()), said.text.includes("ready") && resolve())));
+  return said;
 }
 
 /** A folder every uid may enter and write, as a shared volume is. */
@@ -331,32 +389,7 @@ for (const { build, words } of BUILDS) {
     const dir = sharedDir();
     const post = join(dir, "out");
     // Every file that appears beside the post file is opened and locked (flock and fcntl, shared) at once, and kept.
-    const grab = `
-import fcntl, os, sys, time
-folder = sys.argv[1]
-held = []
-print("ready", flush=True)
-while True:
-    for name in os.listdir(folder):
-        if not name.startswith(".out.baton-live.") or name in held:
-            continue
-        try:
-            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK)
-        except OSError:
-            continue
-        for lock in (fcntl.flock, fcntl.lockf):
-            try:
-                lock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                print("locked", name, lock.__name__, flush=True)
-            except OSError:
-                pass
-        held.append(name)
-    time.sleep(0.0005)
-`;
-    const neighbour = startBaton([], { baton: [...readOnlyNeighbour(dir), PYTHON, "-c", grab, dir] });
-    t.after(() => neighbour.kill());
-    let said = "";
-    await new Promise<void>((resolve) => neighbour.child.stdout!.on("data", (chunk: Buffer) => ((said += chunk.toString()), said.includes("ready") && resolve())));
+    const said = await lockGrabber(dir, readOnlyNeighbour(dir), t);
     // The writer's flock held back 300 ms: time for the neighbour to see any file it names before its lock is held.
     const trace = ["strace", "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=flock", "-e", "inject=flock:delay_enter=300000"];
     const events = join(dir, "writer.events");
@@ -365,7 +398,7 @@ while True:
     await eventSeen(events, "command");
     let stderr = "";
     writer.child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    assert.doesNotMatch(stderr + said, /cannot hold the liveness lock|locked/, "the neighbour took a lock of the writer's first");
+    assert.doesNotMatch(stderr + said.text, /cannot hold the liveness lock|locked/, "the neighbour took a lock of the writer's first");
     // And so the writer's death is seen.
     const waiterEvents = join(dir, "waiter.events");
     const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: waiterEvents }) });
@@ -375,7 +408,7 @@ while True:
     const exit = await endsWithin(waiter.exited, 20_000, "the waiter after the writer's death");
     assert.equal(exit.code, 1, exit.stderr);
     assert.equal(readJson(join(dir, "next.err")).reason, "PreviousStepDied");
-    assert.doesNotMatch(said, /locked/, "the neighbour took a lock of the writer's first");
+    assert.doesNotMatch(said.text, /locked/, "the neighbour took a lock of the writer's first");
   });
 
   test(`${build}: at every descriptor limit a step either holds its lock or does not run its command (never unguarded)`, async () => {
@@ -401,5 +434,55 @@ while True:
     // The limit just below the first that ran: only the lock's descriptor was missing, and the step said so in POST.err.
     const firstRan = seen.findIndex((line) => line.endsWith(": ran"));
     assert.match(seen[firstRan - 1] ?? "", /: refused, POST.err$/, seen.join("\n"));
+  });
+
+  test(`${build}: where the file system refuses O_TMPFILE, the liveness file is made under a temporary name of mode 0, locked at once, and still tells a death`, { skip: NO_STRACE || NO_CC }, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    const shim = noTmpfileShim(dir);
+    const trace = join(dir, "trace");
+    const events = join(dir, "events");
+    const writer = start(["--post-file", post, "--", "sleep", "1000"], {
+      prefix: ["strace", "-f", "-qq", "-e", "trace=openat", "-o", trace, "env", `LD_PRELOAD=${shim}`],
+      env: cleanEnv({ BATON_EVENTS: events }),
+    });
+    t.after(() => writer.kill());
+    await eventSeen(events, "command");
+    const opens = execFileSync("cat", [trace], { encoding: "utf8" });
+    // The shim answers for the kernel: no O_TMPFILE open reaches it, and the named way is taken.
+    assert.doesNotMatch(opens, /O_TMPFILE/);
+    assert.match(opens, /\.out\.baton-live\.[0-9a-f]{16}\.tmp", O_RDWR\|O_CREAT\|O_EXCL\|[^,]*O_NOFOLLOW[^,]*, 000\) = \d+/);
+    assert.equal(execFileSync("stat", ["-c", "%a", `${post}.baton-live`], { encoding: "utf8" }).trim(), "644");
+    const waiterEvents = join(dir, "waiter.events");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: waiterEvents }) });
+    t.after(() => waiter.kill());
+    await eventSeen(waiterEvents, "waiting");
+    writer.kill();
+    const exit = await endsWithin(waiter.exited, 20_000, "the waiter after the writer's death");
+    assert.equal(exit.code, 1, exit.stderr);
+    assert.equal(readJson(join(dir, "next.err")).reason, "PreviousStepDied");
+  });
+
+  test(`${build}: without O_TMPFILE, a neighbour with CAP_DAC_OVERRIDE quicker than the writer: it tries new names, and refuses rather than run unguarded`, { skip: skipRoot || NO_STRACE || NO_CC || NO_PYTHON }, async (t) => {
+    for (const [most, outcome] of [[3, "locked"], [undefined, "refused"]] as const) {
+      const dir = sharedDir();
+      const post = join(dir, "out");
+      // Root, through a read-only mount: it may open even a file of mode 0, for reading.
+      const said = await lockGrabber(dir, ["unshare", "--mount", "sh", "-c", `mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir} && exec "$@"`, "sh"], t, most);
+      // Every fcntl of the writer held back 100 ms: time for the neighbour to lock each file of mode 0 first.
+      const trace = ["strace", "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=fcntl", "-e", "inject=fcntl:delay_enter=100000", "env", `LD_PRELOAD=${noTmpfileShim(dir)}`];
+      const exit = await endsWithin(start(["--post-file", post, "--", "sh", "-c", `test -e ${post}.baton-live && touch ${dir}/ran`], { prefix: trace }).exited, 120_000, "the writer");
+      if (outcome === "locked") {
+        assert.equal(exit.code, 0, exit.stderr);
+        assert.equal((said.text.match(/^locked .* lockf$/gm) ?? []).length, 3, said.text);
+        assert.equal(existsSync(join(dir, "ran")), true, "the command did not run, or ran without its liveness file");
+      } else {
+        assert.equal(exit.code, 1, exit.stderr);
+        assert.match(exit.stderr, /^baton: cannot hold the liveness lock .*\/out\.baton-live \(resource temporarily unavailable \(EAGAIN\)\); not running the command unguarded/m);
+        assert.equal(existsSync(join(dir, "ran")), false);
+        assert.equal(readJson(`${post}.err`).reason, "Error");
+      }
+      assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith(".tmp")), [], "a temporary file was left");
+    }
   });
 }
