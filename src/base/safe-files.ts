@@ -142,10 +142,12 @@ export function readOptionalText(path: string, limit: number, options: ReadOptio
  * created with O_EXCL|O_NOFOLLOW: whatever was planted in the folder is never opened. The caller writes `fd`, then
  * renames `temporary` onto `path` (or removes it).
  */
-export function createTemporaryBeside(path: string, mode = 0o644): { fd: number; temporary: string } {
+// Not called at start any more (the liveness file is the addon's), so first at the hand-on unless compiled eagerly.
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const createTemporaryBeside = (function createTemporaryBeside(path: string, mode = 0o644): { fd: number; temporary: string } {
   const temporary = join(dirname(path), temporaryName(basename(path)));
   return { fd: openSync(temporary, CREATE_FLAGS, mode), temporary };
-}
+});
 
 /** `.NAME.<16 hex>.tmp`, NAME cut by bytes, on a character boundary, where the whole would be over NAME_MAX. */
 export function temporaryName(name: string): string {

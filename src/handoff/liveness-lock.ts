@@ -67,6 +67,9 @@ function companionOf(file: string, suffix: string): string {
 /** What this process holds beside a file it will hand on: the lock's descriptor, and the wake FIFO's if it has one. */
 const held = new Map<string, { lock: number; wake: number | undefined }>();
 
+/** The files whose lock this process has tried to take, held or not. */
+const tried = new Set<string>();
+
 /** The wake FIFOs of the files this process has handed on, kept open until letWaitersStart. */
 const handedOn: number[] = [];
 
@@ -104,7 +107,10 @@ const NO_LOCKS = new Set(["ENOLCK", "EOPNOTSUPP", "ENOTSUP", "EINVAL"]);
  * Only where no lock can be had at all (no addon, a file system without locks) does the step warn and go on.
  */
 export function holdLivenessLock(file: string, warn: (message: string) => void): void {
-  if (held.has(file)) return;
+  // Once: main.ts takes it as early as it can, runStep again for callers that did not (a step goes on unguarded only
+  // where no lock can be had: a second try would say so twice).
+  if (tried.has(file)) return;
+  tried.add(file);
   const lockFile = livenessFileOf(file);
   const unguarded = (why: string) =>
     warn(`cannot hold the liveness lock ${lockFile} (${why}); a step waiting on ${file} will not notice if this one is killed`);
