@@ -19,7 +19,7 @@ export function appendArgsFile(args: string[], file: string, offloadFolder = "/t
   try {
     data = readBounded(file, ARGS_FILE_LIMIT, { followSymlink: true }); // a ConfigMap's files are symlinks into ..data/
   } catch (error) {
-    throw new BatonError(`failed to read container args file: ${whyNot(file, error)}`);
+    throw new BatonError(`failed to read container args file ${whyNot(file, error)}`);
   }
   let parsed: unknown;
   try {

@@ -33,9 +33,10 @@ function saveParameter(template: Template, root: string, path: string): void {
     throw new BatonError(`failed to open ${path}: ${describeSystemError(error)}`);
   }
   try {
-    if (!fstatSync(source).isFile()) throw new BatonError(`failed to copy ${path}: not a regular file`);
     // String concatenation, as Argo: outputs/parameters//tmp/x for /tmp/x.
     const destination = `${root}/outputs/parameters/${path}`;
+    // Argo's io.Copy fails on a folder only after it made the destination: baton leaves no empty parameter behind.
+    if (!fstatSync(source).isFile()) throw new BatonError(`failed to copy ${path} to ${destination}: not a regular file`);
     mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
     const target = openSync(destination, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
     try {

@@ -10,6 +10,9 @@
  *     sleep MS        sleep MS milliseconds (interrupted by a caught signal: it goes on sleeping what is left)
  *     catch MS        catch every catchable signal for MS milliseconds; each one is appended to $PROBE_OUT as
  *                     {"signal":N,"ms":T} (T: since the probe started), then the probe goes on
+ *     listen READY STOP  catch every catchable signal, each appended to $PROBE_OUT the moment it arrives (by the
+ *                     handler, so that a test can wait for it and a later SIGKILL loses none), create READY once
+ *                     the handlers are in place, and go on once STOP exists
  *     ready PATH      create PATH (empty), to tell a test the probe has reached this point
  *     trap            catch every catchable signal from now on, recording each one as `catch` does
  *     await MS        sleep until a signal other than SIGURG has been caught since `trap`, or MS milliseconds have
@@ -42,6 +45,7 @@ static volatile sig_atomic_t caught[65];
 static volatile sig_atomic_t caught_order[1024];
 static volatile sig_atomic_t caught_ms[1024];
 static volatile sig_atomic_t n_caught;
+static int live_fd = -1;
 
 static long since_start_ms(void) {
   struct timespec now;
@@ -108,7 +112,7 @@ static void report(int argc, char **argv) {
     fprintf(f, ",\"%s\":", fields[i]);
     json_string(f, value);
   }
-  fprintf(f, ",\"pid\":%d,\"fds\":{", (int)getpid());
+  fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"pgid\":%d,\"sid\":%d,\"fds\":{", (int)getpid(), (int)getppid(), (int)getpgrp(), (int)getsid(0));
   DIR *d = opendir("/proc/self/fd");
   int dfd = d ? dirfd(d) : -1, first = 1;
   int outfd = fileno(f);
@@ -131,7 +135,31 @@ static void report(int argc, char **argv) {
   fclose(f);
 }
 
+/* Appends {"signal":N,"ms":T} to live_fd with write(2) alone: called from a signal handler. */
+static void write_live(int sig) {
+  char line[64], digits[24];
+  size_t n = 0;
+  long values[2] = {sig, since_start_ms()};
+  const char *parts[3] = {"{\"signal\":", ",\"ms\":", "}\n"};
+  for (int k = 0; k < 3; k++) {
+    for (const char *p = parts[k]; *p; p++) line[n++] = *p;
+    if (k == 2) break;
+    long v = values[k];
+    int d = 0;
+    do { digits[d++] = (char)('0' + v % 10); v /= 10; } while (v > 0);
+    while (d > 0) line[n++] = digits[--d];
+  }
+  ssize_t w = write(live_fd, line, n);
+  (void)w;
+}
+
 static void on_signal(int sig) {
+  if (live_fd >= 0) {
+    int saved = errno;
+    write_live(sig);
+    errno = saved;
+    return;
+  }
   if (sig > 0 && sig < 65) caught[sig]++;
   if (n_caught < 1024) {
     caught_order[n_caught] = sig;
@@ -190,6 +218,28 @@ static void write_caught(void) {
   fclose(f);
 }
 
+static void listen_until(const char *ready, const char *stop) {
+  const char *path = getenv("PROBE_OUT");
+  if (path) live_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig = 1; sig < 65; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &sa, NULL);
+  }
+  close(open(ready, O_WRONLY | O_CREAT, 0644));
+  while (access(stop, F_OK) != 0) sleep_ms(5);
+  sa.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < 65; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &sa, NULL);
+  }
+  if (live_fd >= 0) close(live_fd);
+  live_fd = -1;
+}
+
 int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &started);
   for (int i = 1; i < argc; i++) {
@@ -205,6 +255,7 @@ int main(int argc, char **argv) {
     }
     else if (strcmp(a, "sleep") == 0) { sleep_ms(atol(v)); i++; }
     else if (strcmp(a, "catch") == 0) { catch_for(atol(v)); i++; }
+    else if (strcmp(a, "listen") == 0 && i + 2 < argc) { listen_until(v, argv[i + 2]); i += 2; }
     else if (strcmp(a, "ready") == 0) { close(open(v, O_WRONLY | O_CREAT, 0644)); i++; }
     else if (strcmp(a, "kill") == 0) {
       int sig = atoi(v);

@@ -1,0 +1,301 @@
+// The scenarios of the Argo conformance suite (argo.test.ts): each is one container of a workflow pod, the files the
+// controller, the init container and the other containers put in place, and what the test does while it runs. Every
+// scenario runs the same on each wrapper; the fields it leaves are compared by argo.test.ts.
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { waitFor } from "../integration/helpers.js";
+import { EMISSARY, execInside, probeListening, type Planted, type Run } from "./argo-pod.js";
+
+export const PROBE_DIR = resolve(import.meta.dirname, "../../build/conformance");
+
+export interface Scenario {
+  name: string;
+  /** The command after `--` (default: the probe, by name, looked up on PATH, reporting what it sees). */
+  command?: string[];
+  /** Everything after the wrapper's words, instead of `emissary ... -- COMMAND`. */
+  args?: string[];
+  /** ARGO_CONTAINER_NAME (default main); null: unset. */
+  container?: string | null;
+  env?: Record<string, string>;
+  /** /var/run/argo/template (default {}); null: none. */
+  template?: unknown;
+  planted?: Planted[];
+  /** Compare everything the command saw, not only its arguments and environment (argo-pod.ts). */
+  fullView?: boolean;
+  /** What the test does while the wrapper runs; returns fields of its own (what a `kill` it ran gave). */
+  during?: (run: Run, wrapper: string[]) => Promise<Record<string, string> | void>;
+}
+
+/** The environment the controller gives a user container (workflowpod.go), PATH with the probe's folder first. */
+export function podEnv(scenario: Scenario): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: `${PROBE_DIR}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: "/root",
+    ARGO_NODE_ID: "wf-1234567890",
+    ARGO_WORKFLOW_NAME: "wf",
+    ARGO_DEADLINE: "0001-01-01T00:00:00Z",
+    ARGO_INCLUDE_SCRIPT_OUTPUT: "false",
+  };
+  if (scenario.container !== null) env.ARGO_CONTAINER_NAME = scenario.container ?? "main";
+  return { ...env, ...scenario.env };
+}
+
+export function argsOf(scenario: Scenario): string[] {
+  return scenario.args ?? [...EMISSARY, ...(scenario.command ?? ["probe", "report"])];
+}
+
+/** A file written during the run, as another container would (made with its folders, mode 0666 under umask 0). */
+function writeAs(run: Run, path: string, content: string): void {
+  const at = run.host(path);
+  if (!existsSync(dirname(at))) {
+    mkdirSync(dirname(at), { recursive: true });
+    chmodSync(dirname(at), 0o777);
+  }
+  writeFileSync(at, content);
+  chmodSync(at, 0o666);
+}
+
+function signalsSeen(run: Run): number[] {
+  return run.probeLines().flatMap((line) => (typeof line.signal === "number" ? [line.signal] : []));
+}
+
+/** Waits until the probe has seen `signal`, the wrapper has exited, or `ms` have passed; whether it was seen. */
+async function probeSees(run: Run, signal: number, ms = 15_000): Promise<boolean> {
+  let ended = false;
+  void run.exited.then(() => (ended = true));
+  try {
+    await waitFor(() => (signalsSeen(run).includes(signal) || ended ? true : undefined), `signal ${signal}`, ms);
+  } catch {
+    return false;
+  }
+  return signalsSeen(run).includes(signal);
+}
+
+const LISTEN = ["probe", "listen", "/tmp/ready", "/tmp/stop"];
+const stop = (run: Run) => writeFileSync(run.host("/tmp/stop"), "");
+
+/** The container set a -> b: b waits for a. */
+const AB = { containerSet: { containers: [{ name: "a" }, { name: "b", dependencies: ["a"] }] } };
+const retrying = (retryStrategy: unknown) => ({ containerSet: { containers: [{ name: "main" }], retryStrategy } });
+
+const outputsTemplate = {
+  container: { image: "x", volumeMounts: [{ name: "vol", mountPath: "/tmp/vol" }] },
+  outputs: {
+    parameters: [
+      { name: "p", valueFrom: { path: "/tmp/p.txt" } },
+      { name: "missing", valueFrom: { path: "/tmp/missing.txt" } },
+      { name: "on-volume", valueFrom: { path: "/tmp/vol/r.txt" } },
+      { name: "in-folder", valueFrom: { path: "/tmp/d/x" } },
+      { name: "no-path", valueFrom: { default: "d" } },
+    ],
+    artifacts: [
+      { name: "file", path: "/tmp/a.txt" },
+      { name: "folder", path: "/tmp/d" },
+      { name: "missing", path: "/tmp/nope" },
+      { name: "on-volume", path: "/tmp/vol/v.txt" },
+      { name: "trailing-slash", path: "/tmp/e/" },
+    ],
+  },
+};
+const outputFiles: Planted[] = [
+  { path: "/tmp/p.txt", content: "value\n" },
+  { path: "/tmp/a.txt", content: "artifact", mode: 0o600 },
+  { path: "/tmp/d", dir: true, mode: 0o750 },
+  { path: "/tmp/d/x", content: "x" },
+  { path: "/tmp/d/sub", dir: true },
+  { path: "/tmp/d/sub/y", content: "y", mode: 0o755 },
+  { path: "/tmp/d/link", link: "x" },
+  { path: "/tmp/d/empty", dir: true, mode: 0o700 },
+  { path: "/tmp/e", dir: true },
+  { path: "/tmp/e/z", content: "z".repeat(3000) },
+  { path: "/tmp/vol/r.txt", content: "r" },
+  { path: "/tmp/vol/v.txt", content: "v" },
+];
+
+const LONG = "a".repeat(131_073);
+
+export const SCENARIOS: Scenario[] = [
+  { name: "plain", command: ["probe", "report"], fullView: true },
+  { name: "exit code", command: ["probe", "report", "exit", "3"] },
+  { name: "full path", command: [`${PROBE_DIR}/probe`, "report"] },
+  { name: "output captured", env: { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" }, command: ["probe", "report", "out", "one", "err", "two", "out", "three", "exit", "1"], fullView: true },
+  { name: "output not captured", command: ["probe", "out", "one", "err", "two"] },
+  { name: "logs archived", template: { archiveLocation: { archiveLogs: true } }, command: ["probe", "out", "one", "err", "two"] },
+  { name: "killed by a signal", command: ["probe", "kill", "9"] },
+  { name: "terminated by a signal", command: ["probe", "kill", "15"] },
+  { name: "command not found", command: ["no-such-command", "x"] },
+  { name: "command path missing", command: ["/no/such/command"] },
+  {
+    name: "exec format error",
+    command: ["/tmp/no-shebang"],
+    planted: [{ path: "/tmp/no-shebang", content: "echo hello\n", mode: 0o755 }],
+  },
+  {
+    name: "not executable",
+    command: ["/tmp/not-executable"],
+    planted: [{ path: "/tmp/not-executable", content: "#!/bin/sh\necho hello\n", mode: 0o644 }],
+  },
+  { name: "no container name", container: null },
+  { name: "template missing", template: null },
+  { name: "template from the environment", template: null, env: { ARGO_TEMPLATE: "{}" } },
+  { name: "template not JSON", template: "{" },
+  { name: "template of wrong types", template: { containerSet: { containers: "a" } } },
+  { name: "template with unknown keys", template: { foo: 1, metadata: { x: "y" }, CONTAINERSET: null } },
+  { name: "bad flag", args: ["emissary", "--bogus", "--", "probe", "report"] },
+  { name: "bad log level", args: ["emissary", "--loglevel", "bogus", "--", "probe", "report"] },
+  { name: "bad log format", args: ["emissary", "--log-format", "yaml", "--", "probe", "report"] },
+  { name: "gloglevel not a number", args: ["emissary", "--gloglevel", "x", "--", "probe", "report"] },
+  { name: "kubeconfig flag", args: ["emissary", "--kubeconfig", "/nonexistent", "--", "probe", "report"] },
+  { name: "no command", args: ["emissary", "--loglevel", "info", "--"] },
+  { name: "command without --", args: ["emissary", "probe", "report"] },
+  {
+    name: "dependency ok",
+    container: "b",
+    template: AB,
+    planted: [{ path: "/var/run/argo/ctr/a", dir: true, mode: 0o777 }, { path: "/var/run/argo/ctr/a/exitcode", content: "0" }],
+  },
+  {
+    name: "dependency failed",
+    container: "b",
+    template: AB,
+    planted: [{ path: "/var/run/argo/ctr/a", dir: true, mode: 0o777 }, { path: "/var/run/argo/ctr/a/exitcode", content: "3" }],
+  },
+  {
+    name: "dependency ends later",
+    container: "b",
+    template: AB,
+    during: async (run) => {
+      await waitFor(() => (run.probeLines().length === 0 && existsIn(run, "/var/run/argo/ctr/b") ? true : undefined), "ctr/b");
+      writeAs(run, "/var/run/argo/ctr/a/exitcode", "0");
+    },
+  },
+  {
+    name: "dependency missing, then SIGTERM",
+    container: "b",
+    template: AB,
+    during: async (run) => {
+      await waitFor(() => (existsIn(run, "/var/run/argo/ctr/b") ? true : undefined), "ctr/b");
+      const pid = await run.pid();
+      // Argo's emissary reads its signals only once it is in its waiting loop, which nothing outside can see: the
+      // signal is sent again until the wrapper ends.
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      while (!ended) {
+        process.kill(pid, "SIGTERM");
+        await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
+      }
+    },
+  },
+  { name: "retries, all failing", env: { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" }, template: retrying({ retries: 3 }), command: ["probe", "report", "out", "attempt", "exit", "2"] },
+  { name: "retries, first succeeds", template: retrying({ retries: 3 }), command: ["probe", "report"] },
+  { name: "retries as a string, with duration", template: retrying({ retries: "2", duration: "10ms" }), command: ["probe", "report", "exit", "1"] },
+  { name: "retries zero", template: retrying({ retries: 0 }), command: ["probe", "report", "exit", "1"] },
+  { name: "retry duration invalid", template: retrying({ retries: 2, duration: "soon" }), command: ["probe", "report", "exit", "1"] },
+  { name: "retry duration negative", template: retrying({ retries: 2, duration: "-1s" }), command: ["probe", "report", "exit", "1"] },
+  { name: "retries, command not found", template: retrying({ retries: 2 }), command: ["no-such-command"] },
+  {
+    name: "args file",
+    env: { ARGO_CONTAINER_ARGS_FILE: "/tmp/args.json" },
+    command: ["probe", "report", "exit", "0"],
+    planted: [{ path: "/tmp/args.json", content: JSON.stringify(["from the file", "", "two\nlines"]) }],
+  },
+  {
+    name: "args file with a long argument",
+    env: { ARGO_CONTAINER_ARGS_FILE: "/tmp/args.json" },
+    command: ["probe", "report", "exit", "0"],
+    planted: [{ path: "/tmp/args.json", content: JSON.stringify(["short", LONG]) }],
+  },
+  {
+    name: "args file with an argument of 131072 bytes",
+    env: { ARGO_CONTAINER_ARGS_FILE: "/tmp/args.json" },
+    command: ["probe", "report", "exit", "0"],
+    planted: [{ path: "/tmp/args.json", content: JSON.stringify(["a".repeat(131_072)]) }],
+  },
+  { name: "args file missing", env: { ARGO_CONTAINER_ARGS_FILE: "/tmp/nope.json" }, command: ["probe", "report"] },
+  {
+    name: "args file not a list",
+    env: { ARGO_CONTAINER_ARGS_FILE: "/tmp/args.json" },
+    command: ["probe", "report"],
+    planted: [{ path: "/tmp/args.json", content: "{}" }],
+  },
+  { name: "outputs", template: outputsTemplate, planted: outputFiles, command: ["probe", "exit", "2"] },
+  { name: "outputs, not main", container: "other", template: outputsTemplate, planted: outputFiles, command: ["probe", "exit", "0"] },
+  {
+    name: "output parameter is a folder",
+    template: { outputs: { parameters: [{ name: "p", valueFrom: { path: "/tmp/d" } }] } },
+    planted: [{ path: "/tmp/d", dir: true }],
+    command: ["probe", "exit", "0"],
+  },
+  {
+    name: "debug pause before",
+    env: { ARGO_DEBUG_PAUSE_BEFORE: "true" },
+    during: async (run) => {
+      await waitFor(() => (existsIn(run, "/var/run/argo/ctr/main") ? true : undefined), "ctr/main");
+      writeAs(run, "/var/run/argo/ctr/main/before", "");
+    },
+  },
+  {
+    name: "debug pause after",
+    env: { ARGO_DEBUG_PAUSE_AFTER: "true" },
+    during: async (run) => {
+      await waitFor(() => (run.probeLines().length > 0 ? true : undefined), "the probe's report");
+      writeAs(run, "/var/run/argo/ctr/main/after", "");
+    },
+  },
+  {
+    name: "signal file",
+    command: LISTEN,
+    during: async (run) => {
+      await probeListening(run);
+      writeAs(run, "/var/run/argo/ctr/main/signal", "10");
+      const seen = await probeSees(run, 10);
+      stop(run);
+      return { "signals received": JSON.stringify(signalsSeen(run)), "SIGUSR1 by the signal file": String(seen) };
+    },
+  },
+  {
+    name: "signal file with SIGKILL",
+    command: LISTEN,
+    during: async (run) => {
+      await probeListening(run);
+      writeAs(run, "/var/run/argo/ctr/main/signal", "9");
+    },
+  },
+  {
+    name: "sidecar stopped after main",
+    container: "web",
+    template: { sidecars: [{ name: "web" }] },
+    env: { ARGO_TERMINATION_GRACE_PERIOD_SECONDS: "1" },
+    command: LISTEN,
+    during: async (run) => {
+      await probeListening(run);
+      writeAs(run, "/var/run/argo/ctr/main/exitcode", "0");
+      await run.exited;
+      return { "signals received": JSON.stringify(signalsSeen(run)) };
+    },
+  },
+  {
+    name: "kill",
+    command: LISTEN,
+    during: async (run, wrapper) => {
+      await probeListening(run);
+      const kill = await execInside(await run.pid(), [...wrapper, "kill", "15", "1"], podEnv({ name: "kill" }));
+      const seen = await probeSees(run, 15);
+      stop(run);
+      return {
+        "kill exit": String(kill.code),
+        "kill stdout": JSON.stringify(kill.stdout),
+        "SIGTERM reached the command": String(seen),
+      };
+    },
+  },
+  { name: "kill with signal 0", args: ["kill", "0", "1"] },
+  { name: "kill with no such process", args: ["kill", "15", "99999"] },
+  { name: "kill with a bad signal", args: ["kill", "TERM", "1"] },
+  { name: "kill with a bad pid", args: ["kill", "15", "one"] },
+  { name: "kill without a pid", args: ["kill", "15"] },
+];
+
+function existsIn(run: Run, path: string): boolean {
+  return existsSync(run.host(path));
+}
