@@ -8,6 +8,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, 
 import { dirname, join, resolve } from "node:path";
 import { after } from "node:test";
 import { fileAppears, readOr, startBaton, type Baton, type Exit } from "../integration/helpers.js";
+import { probe } from "./peers.js";
 import { readTgz } from "./tar.js";
 
 /** The words the controller puts before a container's own command (workflowpod.go). */
@@ -117,7 +118,8 @@ export async function runContainer(spec: RunSpec): Promise<{ fields: Record<stri
   for (const p of (spec.planted ?? []).slice().reverse()) lutimesSync(host(p.path), PLANTED_TIME, PLANTED_TIME);
   const probeOut = join(dir, "probe.out");
   mkdirSync(join(dir, "dev"));
-  const script = `set -e; ${PRIVATE_DEV}; ${MOUNTS.map(([name, at]) => `mount --bind "$0/${name}" ${at}`).join("; ")}; cd /; exec "$@"`;
+  // The wrapper starts through the probe's `exec`, with every signal at its default, as a container's PID 1 does.
+  const script = `set -e; ${PRIVATE_DEV}; ${MOUNTS.map(([name, at]) => `mount --bind "$0/${name}" ${at}`).join("; ")}; cd /; exec "${probe()}" exec "$@"`;
   const baton = startBaton(spec.args, {
     pid1: true,
     baton: ["sh", "-c", script, dir, ...spec.wrapper],

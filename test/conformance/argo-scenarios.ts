@@ -141,6 +141,14 @@ export const SCENARIOS: Scenario[] = [
   { name: "template not JSON", template: "{" },
   { name: "template of wrong types", template: { containerSet: { containers: "a" } } },
   { name: "template with unknown keys", template: { foo: 1, metadata: { x: "y" }, CONTAINERSET: null } },
+  {
+    name: "template keys in another case",
+    container: "b",
+    template: { ContainerSet: { Containers: [{ Name: "a" }, { name: "b", DEPENDENCIES: ["a"] }], RetryStrategy: { Retries: 2 } } },
+    planted: [{ path: "/var/run/argo/ctr/a", dir: true, mode: 0o777 }, { path: "/var/run/argo/ctr/a/exitcode", content: "0" }],
+    command: ["probe", "report", "exit", "1"],
+  },
+  { name: "wait for ready", env: { ARGO_WAIT_FOR_READY: "true" } },
   { name: "bad flag", args: ["emissary", "--bogus", "--", "probe", "report"] },
   { name: "bad log level", args: ["emissary", "--loglevel", "bogus", "--", "probe", "report"] },
   { name: "bad log format", args: ["emissary", "--log-format", "yaml", "--", "probe", "report"] },
@@ -219,6 +227,22 @@ export const SCENARIOS: Scenario[] = [
     planted: [{ path: "/tmp/args.json", content: "{}" }],
   },
   { name: "outputs", template: outputsTemplate, planted: outputFiles, command: ["probe", "exit", "2"] },
+  {
+    name: "outputs under a script's volume",
+    template: { ...outputsTemplate, container: undefined, script: { image: "x", source: "true", volumeMounts: [{ name: "vol", mountPath: "/tmp/vol" }] } },
+    planted: outputFiles,
+    command: ["probe", "exit", "0"],
+  },
+  {
+    name: "outputs under a container set's volume",
+    template: {
+      ...outputsTemplate,
+      container: undefined,
+      containerSet: { volumeMounts: [{ name: "vol", mountPath: "/tmp/vol/" }], containers: [{ name: "main" }] },
+    },
+    planted: outputFiles,
+    command: ["probe", "exit", "0"],
+  },
   { name: "outputs, not main", container: "other", template: outputsTemplate, planted: outputFiles, command: ["probe", "exit", "0"] },
   {
     name: "output parameter is a folder",

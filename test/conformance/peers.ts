@@ -1,7 +1,7 @@
 // Where the conformance suites find the real peers (built by `make peers`: scripts/peers/build.sh) and the probe that
 // every scenario runs as its command (probe.c, built here once per run).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -37,8 +37,10 @@ export function probe(): string {
   const binary = join(REPO, "build/conformance/probe");
   if (!existsSync(binary) || statSync(binary).mtimeMs < statSync(source).mtimeMs) {
     mkdirSync(join(REPO, "build/conformance"), { recursive: true });
-    execFileSync("cc", ["-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", `${binary}.new`, source]);
-    execFileSync("mv", [`${binary}.new`, binary]);
+    // A name of this process's own, renamed into place: the suites' files run at once and may build it together.
+    const fresh = `${binary}.${process.pid}.new`;
+    execFileSync("cc", ["-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", fresh, source]);
+    renameSync(fresh, binary);
   }
   return binary;
 }

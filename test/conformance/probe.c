@@ -23,6 +23,10 @@
  *     kill SIG        send itself signal SIG (a number) with its default disposition
  *     stop            ignore the words after it (data the command was given, such as a `$(steps...)` value)
  *     exit N          exit with N
+ *     exec PROG ARG...  set every signal's disposition to its default and unblock them all, then execute PROG with
+ *                     the rest (so that what runs starts as a container's PID 1 does, whatever started the test:
+ *                     GNU make's posix_spawn leaves signal 32 ignored, and glibc's sigaction refuses to reset 32
+ *                     and 33, hence the raw system call)
  *   Without an exit action the probe exits 0.
  *
  * Plain C and static (the tests build it with `cc -static`), so that it runs in a busybox-only root as well.
@@ -37,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -240,6 +245,28 @@ static void listen_until(const char *ready, const char *stop) {
   live_fd = -1;
 }
 
+/* The kernel's struct sigaction for rt_sigaction(2): handler, flags, restorer, mask (8 bytes for 64 signals). */
+struct kernel_sigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)(void);
+  unsigned long mask;
+};
+
+static int exec_clean(char **argv) {
+  struct kernel_sigaction dfl = {SIG_DFL, 0, NULL, 0};
+  for (int sig = 1; sig < 65; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execvp(argv[0], argv);
+  fprintf(stderr, "probe: exec %s: %s\n", argv[0], strerror(errno));
+  return 127;
+}
+
 int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &started);
   for (int i = 1; i < argc; i++) {
@@ -278,6 +305,7 @@ int main(int argc, char **argv) {
     }
     else if (strcmp(a, "stop") == 0) break;
     else if (strcmp(a, "exit") == 0) return atoi(v);
+    else if (strcmp(a, "exec") == 0 && i + 1 < argc) return exec_clean(argv + i + 1);
     else { fprintf(stderr, "probe: unknown action %s\n", a); return 99; }
   }
   return 0;

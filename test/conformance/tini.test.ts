@@ -26,7 +26,8 @@ async function seenUnder(init: string[], dir: string, umask: string): Promise<Se
   const out = join(tempDir(), "probe.json");
   const exit = await runBaton([...init, "--", probe(), "report"], {
     pid1: true,
-    baton: ["sh", "-c", `umask ${umask} && exec "$@"`, "sh"],
+    // Through the probe's `exec`: every signal at its default, whatever started the test (make leaves 32 ignored).
+    baton: ["sh", "-c", `umask ${umask} && exec "$0" exec "$@"`, probe()],
     env: cleanEnv({ PROBE_OUT: out, HOME: "/home/step" }),
     cwd: dir,
   });
