@@ -189,7 +189,11 @@ export const SCENARIOS: Scenario[] = [
       let ended = false;
       void run.exited.then(() => (ended = true));
       while (!ended) {
-        process.kill(pid, "SIGTERM");
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {
+          break; // it ended between the check and the kill
+        }
         await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
       }
     },
@@ -289,7 +293,8 @@ export const SCENARIOS: Scenario[] = [
     name: "sidecar stopped after main",
     container: "web",
     template: { sidecars: [{ name: "web" }] },
-    env: { ARGO_TERMINATION_GRACE_PERIOD_SECONDS: "1" },
+    // Longer than Argo's 2 s poll of the signal file: with less, its SIGKILL may overwrite the SIGTERM unread.
+    env: { ARGO_TERMINATION_GRACE_PERIOD_SECONDS: "3" },
     command: LISTEN,
     during: async (run) => {
       await probeListening(run);
@@ -307,7 +312,8 @@ export const SCENARIOS: Scenario[] = [
       const seen = await probeSees(run, 15);
       stop(run);
       return {
-        "kill exit": String(kill.code),
+        "kill exit": String(kill.code ?? `signal ${kill.signal}`),
+        "kill stderr": kill.stderr.includes("panic") ? "a panic" : kill.stderr.trim() === "" ? "nothing" : "a message",
         "kill stdout": JSON.stringify(kill.stdout),
         "SIGTERM reached the command": String(seen),
       };
