@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,26 @@ static void fail(const char *what, const char *detail) {
   exit(127);
 }
 
+/* The signals baton listens to (FORWARDED_SIGNALS in src/process/signals.ts). Until a listener exists, each has its
+ * default action, which for most is death: as PID 1 the kernel drops such a signal, but a baton that is not PID 1 (a
+ * shared process namespace, `docker run` without --init) died of a SIGUSR1 that came in the first milliseconds, while
+ * the loader mapped Node, with no post file. They are blocked here, first, and the mask goes through both execs: a
+ * signal that comes meanwhile waits. Node's start then sets the mask itself (PlatformInit: only SIGUSR1 blocked, until
+ * its own SIGUSR1 handler exists, whose inspector baton closes, src/process/inspector-guard.ts), so SIGUSR1 is held
+ * until Node handles it, and the others are let through with their default action again, as for the bundle, until
+ * baton's listeners exist (its first code). The command starts with an empty mask and default dispositions whatever
+ * baton's are (posix_spawnattr in src/addon/addon.c). */
+static void hold_signals(void) {
+  static const int held[] = {SIGTERM, SIGINT,  SIGQUIT, SIGUSR1,   SIGUSR2,  SIGALRM, SIGSTKFLT, SIGCONT, SIGTSTP, SIGTTIN,
+                             SIGTTOU, SIGURG, SIGXCPU, SIGVTALRM, SIGWINCH, SIGIO,   SIGPWR,    SIGABRT, SIGHUP};
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) sigaddset(&set, held[i]);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
 int main(int argc, char **argv) {
+  hold_signals();
   const char *argv0 = argc > 0 && argv[0] ? argv[0] : "baton";
   char self[PATH_MAX];
   if (find_self(argv0, self) != 0) fail("cannot find the standalone folder (no /proc, argv[0] not found)", argv0);
