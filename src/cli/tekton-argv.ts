@@ -165,7 +165,7 @@ const GO_ARCH: Readonly<Record<string, string>> = {
 
 /**
  * Without -entrypoint, Tekton takes the image's own entrypoint for this platform from TEKTON_PLATFORM_COMMANDS
- * (JSON: {"linux/amd64": ["/bin/app"], ...}), falling back from "os/arch/variant" to "os/arch".
+ * (JSON: {"linux/amd64": ["/bin/app"], ...}), falling back from "os/arch/variant" to "os/arch" (and from "os/arch" to "os").
  */
 export function platformCommand(env: NodeJS.ProcessEnv, platform = `${process.platform}/${GO_ARCH[process.arch] ?? process.arch}`): string[] {
   const json = env.TEKTON_PLATFORM_COMMANDS;
@@ -179,8 +179,10 @@ export function platformCommand(env: NodeJS.ProcessEnv, platform = `${process.pl
   if (typeof commands !== "object" || commands === null) {
     throw usageError("TEKTON_PLATFORM_COMMANDS is not a JSON object of platforms");
   }
-  const variants = platform === "linux/arm64" ? ["linux/arm64/v8", platform] : platform === "linux/arm" ? ["linux/arm/v7", platform] : [platform];
-  for (const key of variants) {
+  // Tekton's key (containerd's platform string, with the CPU variant where there is one), then that key less its last
+  // part, as Tekton's selectCommandForPlatform falls back: "linux/arm64/v8" -> "linux/arm64", "linux/amd64" -> "linux".
+  const full = platform === "linux/arm64" ? "linux/arm64/v8" : platform === "linux/arm" ? "linux/arm/v7" : platform;
+  for (const key of [full, full.slice(0, full.lastIndexOf("/"))]) {
     const command = (commands as Record<string, unknown>)[key];
     if (Array.isArray(command) && command.length > 0 && command.every((word) => typeof word === "string")) return command;
   }

@@ -145,6 +145,9 @@ test("without -entrypoint, the image's command comes from TEKTON_PLATFORM_COMMAN
   assert.deepEqual(platformCommand(env, "linux/amd64"), ["/app", "serve"]);
   assert.deepEqual(platformCommand(env, "linux/arm64"), ["/app-arm"]);
   usage(() => platformCommand(env, "linux/s390x"), /no command for platform linux\/s390x/);
+  // Tekton drops the key's last part once, also when it is the architecture: "linux/amd64" finds "linux".
+  assert.deepEqual(platformCommand({ TEKTON_PLATFORM_COMMANDS: '{"linux":["/any"]}' }, "linux/amd64"), ["/any"]);
+  usage(() => platformCommand({ TEKTON_PLATFORM_COMMANDS: '{"linux":["/any"]}' }, "linux/arm64"), /no command for platform linux\/arm64/);
   usage(() => platformCommand({}, "linux/amd64"), /-entrypoint is missing/);
   // JSON that is valid but no object: a usage error like any malformed value, not a TypeError (an audit's find: null).
   for (const json of ["null", "1", '"x"']) {
