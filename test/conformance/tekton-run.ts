@@ -111,7 +111,8 @@ export async function runScenario(scenario: Scenario, wrapper: Side): Promise<Ou
     PROBE_OUT: `${PROBE_DIR}/out`,
     ...Object.fromEntries(Object.entries(scenario.env ?? {}).map(([name, value]) => [name, value.replaceAll("PROBE", PROBE)])),
   };
-  const argv = ["--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", SANDBOX, root, ...wrapper.words, ...args];
+  // The probe's `exec` starts the wrapper with every signal at its default, as a container runtime starts PID 1.
+  const argv = ["--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", SANDBOX, root, PROBE, "exec", ...wrapper.words, ...args];
   const child = spawn("unshare", argv, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
