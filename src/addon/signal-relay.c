@@ -1,14 +1,17 @@
 // relaySignals(numbers, callback): the signals baton forwards but Node cannot listen to (the real-time ones, which
 // have no name in Node) or cannot tell the sender of (SIGPIPE and SIGXFSZ, which the kernel also raises on baton itself
-// when one of its own writes fails). A handler of its own (SA_SIGINFO) writes each signal's number, one byte, to a
-// pipe that the event loop polls; the callback gets the numbers on the main thread (src/process/signals.ts). A SIGPIPE
-// or SIGXFSZ whose sender is baton itself (si_pid: the kernel names the process whose write failed) is dropped, as
-// Node's SIG_IGN did: only one another process sent is relayed. The handler only writes (async-signal-safe); a full
-// pipe (65536 signals not yet read) drops the byte, as a burst of one standard signal coalesces.
+// when one of its own writes fails; the faults, which the kernel raises on a crash of baton's own). A handler of its
+// own (SA_SIGINFO) writes each signal's number, one byte, to a pipe that the event loop polls; the callback gets the
+// numbers on the main thread (src/process/signals.ts). Only a signal another process sent is relayed (si_pid, which
+// the kernel sets to the process whose write failed, or si_code > 0 for a fault): a SIGPIPE or SIGXFSZ of baton's own is
+// dropped, as Node's SIG_IGN did; a fault of baton's own (or one it raised itself) gets what was there before (Node's
+// handler, or the default action: baton dies of it, as it would have). The handler only writes (async-signal-safe); a
+// full pipe (65536 signals not yet read) drops the byte, as a burst of one standard signal coalesces.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,10 +21,37 @@
 
 static int relay_fds[2] = {-1, -1};
 static pid_t own_pid;
+static struct sigaction previous[65];
+
+static bool is_fault(int sig) {
+  return sig == SIGILL || sig == SIGTRAP || sig == SIGBUS || sig == SIGFPE || sig == SIGSEGV || sig == SIGSYS;
+}
+
+// A fault of baton's own: the action that was there before, as if this handler never was.
+static void as_before(int sig, siginfo_t *info, void *context) {
+  struct sigaction *before = &previous[sig];
+  if ((before->sa_flags & SA_SIGINFO) && before->sa_sigaction != NULL) {
+    before->sa_sigaction(sig, info, context);
+  } else if (before->sa_handler != SIG_DFL && before->sa_handler != SIG_IGN) {
+    before->sa_handler(sig);
+  } else {
+    // The default action (a fault that is ignored would fault again for ever): restored, and raised. The signal is
+    // blocked while this handler runs, so it is delivered, and ends baton, as the handler returns.
+    struct sigaction fallback;
+    memset(&fallback, 0, sizeof fallback);
+    fallback.sa_handler = SIG_DFL;
+    sigaction(sig, &fallback, NULL);
+    raise(sig);
+  }
+}
 
 static void relay_handler(int sig, siginfo_t *info, void *context) {
-  (void)context;
-  if ((sig == SIGPIPE || sig == SIGXFSZ) && (info == NULL || info->si_pid == own_pid)) return;
+  bool own = info == NULL || info->si_code > 0 || info->si_pid == own_pid;
+  if (is_fault(sig) && own) {
+    as_before(sig, info, context);
+    return;
+  }
+  if ((sig == SIGPIPE || sig == SIGXFSZ) && own) return;
   int saved = errno;
   unsigned char byte = (unsigned char)sig;
   ssize_t ignored = write(relay_fds[1], &byte, 1);
@@ -93,13 +123,13 @@ static napi_value relay_signals(napi_env env, napi_callback_info info) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = relay_handler;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigfillset(&action.sa_mask);
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     int32_t sig = 0;
     if (napi_get_element(env, argv[0], i, &element) != napi_ok || napi_get_value_int32(env, element, &sig) != napi_ok) continue;
-    if (sig > 0 && sig < 65) sigaction(sig, &action, NULL);  // glibc refuses its own (32, 33): left as they are
+    if (sig > 0 && sig < 65) sigaction(sig, &action, &previous[sig]);  // glibc refuses its own (32, 33): left as they are
   }
   napi_create_int32(env, 0, &result);
   return result;

@@ -6,14 +6,13 @@ import { loadNativeAddon } from "../addon/load-addon.js";
 // Signals that arrive before anyone subscribes are kept and handed to the first subscriber.
 
 /**
- * The signals baton forwards: every catchable one except SIGCHLD, as Tekton's entrypoint and Argo's emissary (Go's
- * signal.Notify) do, minus those that a Node listener cannot tell apart from baton's own trouble: the faults
- * (SIGFPE, SIGILL, SIGSEGV, SIGBUS, SIGTRAP, SIGSYS; a listener would turn a real crash of baton's into a loop of
- * faults, where Go reads who sent it; tini keeps them too), SIGPIPE and SIGXFSZ (the kernel raises those on baton
- * itself when one of its own writes fails: a closed reader of its stdout, a capture file over its size limit;
- * forwarding those would kill the command for baton's I/O), SIGPROF (V8's CPU profiler; the peers do not forward it
- * either), and the real-time signals, which Node cannot listen to: the addon relays those three kinds (RELAYED,
- * below), SIGPIPE and SIGXFSZ only when another process sent them. SIGABRT is forwarded:
+ * The signals Node listens to for baton: every catchable one except SIGCHLD, as Tekton's entrypoint and Argo's
+ * emissary (Go's signal.Notify) forward, minus SIGPROF (V8's CPU profiler; the peers do not forward it either) and
+ * those a Node listener cannot tell apart from baton's own trouble, which the addon relays instead (RELAYED, below):
+ * the faults (a listener would turn a real crash of baton's into a loop of faults, where Go reads who sent it; tini
+ * keeps them), SIGPIPE and SIGXFSZ (the kernel raises those on baton itself when one of its own writes fails: a closed
+ * reader of its stdout, a capture file over its size limit; forwarding those would kill the command for baton's I/O),
+ * and the real-time signals, which Node cannot listen to. SIGABRT is forwarded:
  * when baton aborts itself (abort(3), V8's fatal errors), the C library restores the default action after the
  * listener's handler returns and raises it again, so baton still dies of it. SIGHUP is last on purpose: tests wait
  * for its bit in /proc/PID/status SigCgt to know that every listener is in place.
@@ -24,12 +23,13 @@ export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = [
 ];
 
 /**
- * Relayed by the addon (src/addon/signal-relay.c), since a Node listener cannot take them: SIGPIPE and SIGXFSZ when
- * another process sent them (the kernel's, raised on baton's own failed writes, are dropped there), and the real-time
- * signals 35-64, as Tekton's entrypoint and Argo's emissary forward them (glibc keeps 32 and 33; the peers do not
- * forward 34, SIGRTMIN, either). A real-time signal has no name: it is its number here.
+ * Relayed by the addon (src/addon/signal-relay.c), since a Node listener cannot take them: the faults (SIGILL 4,
+ * SIGTRAP 5, SIGBUS 7, SIGFPE 8, SIGSEGV 11, SIGSYS 31), SIGPIPE (13) and SIGXFSZ (25) when another process sent them
+ * (a fault of baton's own still ends it; its own failed writes' are dropped), and the real-time signals 35-64, as
+ * Tekton's entrypoint and Argo's emissary forward them (glibc keeps 32 and 33; the peers do not forward 34, SIGRTMIN,
+ * either). A real-time signal has no name: it is its number here.
  */
-const RELAYED: readonly number[] = [13, 25, ...Array.from({ length: 30 }, (_, i) => 35 + i)];
+const RELAYED: readonly number[] = [4, 5, 7, 8, 11, 13, 25, 31, ...Array.from({ length: 30 }, (_, i) => 35 + i)];
 
 /** A signal baton received: its name, or the number of a real-time signal. */
 export type Signal = NodeJS.Signals | number;

@@ -153,23 +153,24 @@ for (const [mode, forwardsUrg] of [["a step", true], ["Tekton's argument vector"
   });
 }
 
-test("as PID 1, real-time signals (SIGRTMIN+6: 40, 64) and another process's SIGPIPE and SIGXFSZ reach the command (the addon relays them), in a step and the emissary", { skip }, async () => {
+test("as PID 1, real-time signals (SIGRTMIN+6: 40, 64) and another process's SIGPIPE, SIGXFSZ and faults reach the command (the addon relays them), in a step and the emissary", { skip }, async () => {
+  const faults = [["SIGSEGV", "SEGV"], ["SIGBUS", "BUS"], ["SIGFPE", "FPE"], ["SIGILL", "ILL"], ["SIGTRAP", "TRAP"], ["SIGSYS", "SYS"]] as const;
   for (const mode of ["step", "emissary"]) {
     const dir = tempDir();
-    const command = trappingCommand(dir, ["40", "64", "PIPE", "XFSZ", "USR2"]);
+    const command = trappingCommand(dir, ["40", "64", "PIPE", "XFSZ", ...faults.map(([, name]) => name), "USR2"]);
     const args = mode === "step" ? ["--post-file", join(dir, "post"), "--", ...command] : ["emissary", "--", ...command];
     const env = cleanEnv({ BATON_ARGO_ROOT: join(dir, "argo"), ARGO_CONTAINER_NAME: "main", ARGO_INCLUDE_SCRIPT_OUTPUT: "false", ARGO_TEMPLATE: "{}" });
     const baton = startBaton(args, { pid1: true, env });
     const pid = await baton.hostPid();
     await waitFor(() => (existsSync(join(dir, "ready")) ? true : undefined), "the command's traps");
-    for (const [signal, name] of [[40, "40"], [64, "64"], ["SIGPIPE", "PIPE"], ["SIGXFSZ", "XFSZ"], ["SIGUSR2", "USR2"]] as const) {
+    for (const [signal, name] of [[40, "40"], [64, "64"], ["SIGPIPE", "PIPE"], ["SIGXFSZ", "XFSZ"], ...faults, ["SIGUSR2", "USR2"]] as const) {
       process.kill(pid, signal);
       await waitFor(() => (readOr(join(dir, "got"), "").split("\n").includes(name) ? true : undefined), `${name} to reach the command (${mode})`);
     }
     process.kill(pid, "SIGTERM");
     const exit = await baton.exited;
     assert.equal(exit.code, 0, exit.stderr);
-    assert.deepEqual(readFileSync(join(dir, "got"), "utf8").trim().split("\n"), ["40", "64", "PIPE", "XFSZ", "USR2", "TERM"]);
+    assert.deepEqual(readFileSync(join(dir, "got"), "utf8").trim().split("\n"), ["40", "64", "PIPE", "XFSZ", ...faults.map(([, name]) => name), "USR2", "TERM"]);
   }
 });
 
@@ -184,4 +185,15 @@ test("a real-time signal while waiting ends the wait: POST.err, exit 128+N, the 
   assert.equal(exit.code, 128 + 42, exit.stderr);
   assert.equal(readJson(join(dir, "post.err")).exitCode, 128 + 42);
   assert.equal(existsSync(join(dir, "ran")), false);
+});
+
+test("a fault baton raises on itself is not forwarded: baton dies of it, as it would without the relay", async () => {
+  const dir = tempDir();
+  const hook = join(dir, "fault.js");
+  writeFileSync(hook, `setTimeout(() => process.kill(process.pid, "SIGSEGV"), 300).unref();`);
+  // The command outlives baton by a little: its stdout, which it shares with baton, closes when it ends.
+  const command = ["sh", "-c", `trap 'echo SEGV >> ${dir}/got' SEGV; sleep 2`];
+  const exit = await startBaton(["--", ...command], { env: cleanEnv({ NODE_OPTIONS: `--require ${hook}` }) }).exited;
+  assert.equal(exit.signal, "SIGSEGV", exit.stderr);
+  assert.equal(readOr(join(dir, "got"), "").includes("SEGV"), false, "baton's own fault reached the command");
 });
