@@ -102,6 +102,20 @@ export const features: Scenario[] = [
     args: step(["-compress_termination_message", "-results", "a"], "file", "/tekton/results/a", "abc".repeat(400)),
     files: resultsDir,
   },
+  {
+    id: "compress-too-large-even-compressed",
+    args: step(["-compress_termination_message", "-results", "a"], "file", "/tekton/results/a", Array.from({ length: 1500 }, (_, i) => ((i * 2654435761) >>> 0).toString(36)).join("")),
+    files: resultsDir,
+  },
+  {
+    id: "step-results-too-large",
+    args: step(["-step_results", "x"], "file", "/tekton/run/0/status/results/x", "y".repeat(5000)),
+  },
+  {
+    id: "result-from-sidecar-logs-too-large",
+    args: step(["-result_from", "sidecar-logs", "-results", "a"], "file", "/tekton/results/a", "z".repeat(5000)),
+    files: resultsDir,
+  },
   { id: "compress-larger-stays-json", args: step(["-compress_termination_message"], "report") },
   {
     id: "compress-fits-only-compressed",
@@ -139,6 +153,17 @@ export const features: Scenario[] = [
     args: [...STEP, "-entrypoint", "PROBE", "--", "report", "stop", "$(steps.first.results.foo)"],
     files: { "steps/step-first": { symlink: "/tekton/run/9/status" }, "run/9/status/results/foo": "linked" },
   },
+  {
+    id: "steps-reference-index-out-of-range",
+    args: [...STEP, "-entrypoint", "PROBE", "--", "report", "stop", "$(steps.first.results.list[5])"],
+    files: { "steps/step-first/results/list": '["a","b"]' },
+  },
+  {
+    id: "steps-reference-in-env-only",
+    args: step([], "report"),
+    env: { A: "$(steps.first.results.foo)", B: "plain" },
+    files: { "steps/step-first/results/foo": "from env" },
+  },
   // -when_expressions
   { id: "when-in-true", args: step(["-when_expressions", '[{"input":"a","operator":"in","values":["a","b"]}]'], "report") },
   { id: "when-in-false", args: step(["-when_expressions", '[{"input":"a","operator":"in","values":["b"]}]'], "report") },
@@ -146,6 +171,10 @@ export const features: Scenario[] = [
   { id: "when-cel-true", args: step(["-when_expressions", '[{"cel":"1 + 1 == 2"}]'], "report") },
   { id: "when-cel-false", args: step(["-when_expressions", "[{\"cel\":\"'a' == 'b'\"}]"], "report") },
   { id: "when-empty-list", args: step(["-when_expressions", "[]"], "report") },
+  { id: "when-cel-type-error", args: step(["-when_expressions", "[{\"cel\":\"1 == 'a'\"}]"], "report") },
+  { id: "when-cel-not-bool", args: step(["-when_expressions", '[{"cel":"1 + 1"}]'], "report") },
+  { id: "when-unknown-operator", args: step(["-when_expressions", '[{"input":"a","operator":"bogus","values":["a"]}]'], "report") },
+  { id: "when-two-one-false", args: step(["-when_expressions", '[{"input":"a","operator":"in","values":["a"]},{"input":"b","operator":"in","values":["a"]}]'], "report") },
   { id: "when-bad-json", args: step(["-when_expressions", "[{"], "report") },
   {
     id: "when-steps-reference",
@@ -190,6 +219,10 @@ export const features: Scenario[] = [
     id: "output-path-appends",
     args: step(["-stdout_path", "/tekton/logs/out"], "out", "new"),
     files: { "logs/out": { content: "old\n", mode: 0o600 } },
+  },
+  {
+    id: "output-path-command-killed",
+    args: step(["-stdout_path", "/tekton/logs/out"], "out", "before", "kill", "15"),
   },
   { id: "output-path-is-a-folder", args: step(["-stdout_path", "/tekton/logs"], "out", "x"), files: { logs: { dir: true } } },
   // -timeout and the cancel file
