@@ -18,7 +18,22 @@ let own: number | undefined;
 let stuck = false;
 
 export function warn(message: string): void {
-  writeStderr(`baton: ${message}\n`);
+  writeStderr(`baton: ${oneLine(message)}\n`);
+}
+
+/** A message of baton's own text on several lines (Tekton's breakpoint instructions): each line kept one line. */
+export function warnLines(lines: readonly string[]): void {
+  writeStderr(`baton: ${lines.map(oneLine).join("\n")}\n`);
+}
+
+/**
+ * A line of baton's is one line, whatever a value quoted in it holds: a newline in an option or a file's name wrote a
+ * line of the caller's choosing ("baton: ..." too), an escape sequence reached the terminal. Control characters are
+ * written as JSON writes them (\n, \u001b; DEL as \u007f); only a newline before an indented stack frame
+ * (`    at ...`: BATON_DEBUG's stack, src/process/internal-error.ts) stays one.
+ */
+function oneLine(message: string): string {
+  return message.replace(/\n(?! {2,}at )|[\x00-\x08\x0b-\x1f\x7f]/g, (c) => (c === "\x7f" ? "\\u007f" : JSON.stringify(c).slice(1, -1)));
 }
 
 /** One line to stderr as warn() writes it: `BATON_EVENTS=stderr`'s lines too, which must not hold baton up either. */

@@ -61,10 +61,10 @@ export function checkCanAppear(file: string, what = "wait file"): void {
  * it must be UTF-8: Node gives baton its arguments decoded, a byte that is not UTF-8 as U+FFFD, so baton would wait
  * for or write another name than the one given, and the step that uses the real name would never meet it.
  */
-function checkNamesAFile(file: string, what: string): void {
+export function checkNamesAFile(file: string, what: string): void {
   if (file.endsWith("/")) throw usageError(`${what} ${file} ends with "/": name a file`);
   if (namedAsGiven(file) === undefined) {
-    const noErr = what === "post file" ? " (nor writes POST.err under another name than the one given)" : "";
+    const noErr = what === "post file" || what === "ready file" ? ` (nor writes its .err under another name than the one given)` : "";
     throw usageError(`${what} ${JSON.stringify(file)} is not UTF-8: baton takes UTF-8 paths only${noErr}`);
   }
 }

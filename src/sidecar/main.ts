@@ -1,5 +1,5 @@
 // Sidecar mode, loaded only when `baton sidecar` is asked for: step mode's start-up never pays for it.
-import { checkCanAppear, makeFolder } from "../cli/check-paths.js";
+import { checkCanAppear, checkNamesAFile, makeFolder, namedAsGiven } from "../cli/check-paths.js";
 import { findOptionValue } from "../cli/parse-args.js";
 import { usageError } from "../base/errors.js";
 import { configureEvents, emit } from "../report/events.js";
@@ -39,7 +39,7 @@ export async function sidecarMode(argv: string[], io: SidecarIO): Promise<number
     checkSidecarPaths(options);
   } catch (error) {
     // A misconfigured sidecar would leave the first step waiting for its ready file forever: say "never" instead.
-    const readyFile = findReadyFile(argv);
+    const readyFile = namedAsGiven(findReadyFile(argv));
     if (readyFile) markNotReady(readyFile, 2);
     throw error;
   }
@@ -52,6 +52,7 @@ function checkSidecarPaths(options: SidecarOptions): void {
     if (statOrUndefined(file)?.isDirectory()) throw usageError(`stop file ${file} is a directory`);
   }
   if (options.readyFile !== undefined) {
+    checkNamesAFile(options.readyFile, "ready file");
     const notReady = `${basename(options.readyFile)}.err`;
     if (Buffer.byteLength(notReady) > NAME_MAX) {
       throw usageError(`ready file name ${basename(options.readyFile)} is too long: ${notReady} must fit ${NAME_MAX} bytes`);

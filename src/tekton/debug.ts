@@ -1,4 +1,5 @@
 import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
+import { warnLines } from "../base/warn.js";
 import { waitForFile } from "../handoff/wait-for-file.js";
 
 // Tekton's debug breakpoints (TaskRun spec.debug, alpha), with the same files, so that the scripts the controller
@@ -19,11 +20,12 @@ export interface DebugWait {
  * Returns whether to run the command.
  */
 export async function waitBeforeStep(postFile: string, wait: DebugWait): Promise<boolean> {
-  wait.warn(
-    "debug before step breakpoint has taken effect, waiting for user's decision:\n" +
-      `1) continue, use cmd: ${SCRIPTS}/debug-beforestep-continue\n` +
-      `2) fail-continue, use cmd: ${SCRIPTS}/debug-beforestep-fail-continue`,
-  );
+  // Tekton's text, on its three lines (a line of baton's is otherwise one line: src/base/warn.ts).
+  warnLines([
+    "debug before step breakpoint has taken effect, waiting for user's decision:",
+    `1) continue, use cmd: ${SCRIPTS}/debug-beforestep-continue`,
+    `2) fail-continue, use cmd: ${SCRIPTS}/debug-beforestep-fail-continue`,
+  ]);
   const found = await waitForFile(`${postFile}.beforestepexit`, { content: false, ...wait });
   return found === "found";
 }
@@ -33,11 +35,11 @@ export async function waitBeforeStep(postFile: string, wait: DebugWait): Promise
  * ends the wait too) and returns the exit code written in it: 0 when it is missing or not a number, as in Tekton.
  */
 export async function waitForBreakpointExit(postFile: string, wait: DebugWait): Promise<number> {
-  wait.warn(
-    "debug onFailure breakpoint has taken effect, waiting for user's decision:\n" +
-      `1) continue, use cmd: ${SCRIPTS}/debug-continue\n` +
-      `2) fail-continue, use cmd: ${SCRIPTS}/debug-fail-continue`,
-  );
+  warnLines([
+    "debug onFailure breakpoint has taken effect, waiting for user's decision:",
+    `1) continue, use cmd: ${SCRIPTS}/debug-continue`,
+    `2) fail-continue, use cmd: ${SCRIPTS}/debug-fail-continue`,
+  ]);
   await waitForFile(`${postFile}.breakpointexit`, { content: false, ...wait });
   return breakpointExitCode(`${postFile}.breakpointexit`);
 }

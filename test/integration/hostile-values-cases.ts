@@ -146,9 +146,19 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     const script = `exec "$@" --post-file "$(printf '${dir}/n\\377')" -- touch ${dir}/ran`;
     const exit = await runBaton([], { baton: ["sh", "-c", script, "sh", ...words] });
     assert.equal(exit.code, 2, exit.stderr);
-    assert.match(exit.stderr, /^baton: post file ".*" is not UTF-8: baton takes UTF-8 paths only \(nor writes POST\.err under another name than the one given\)$/m);
+    assert.match(exit.stderr, /^baton: post file ".*" is not UTF-8: baton takes UTF-8 paths only \(nor writes its \.err under another name than the one given\)$/m);
     assertOneLine(exit.stderr);
     const left = readdirSync(dir).filter((name) => name.startsWith("n"));
+    assert.deepEqual(left, [], `files left: ${JSON.stringify(left)}`);
+  });
+
+  test(`${build}: a sidecar --ready-file name that is not UTF-8 is a usage error, with no .err under the decoded name`, async () => {
+    const dir = tempDir();
+    const script = `exec "$@" sidecar --stop-file ${dir}/stop --ready-probe tcp:127.0.0.1:1 --ready-file "$(printf '${dir}/r\\377')" -- true`;
+    const exit = await runBaton([], { baton: ["sh", "-c", script, "sh", ...words] });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.match(exit.stderr, /^baton: ready file ".*" is not UTF-8: baton takes UTF-8 paths only \(nor writes its \.err under another name than the one given\)$/m);
+    const left = readdirSync(dir).filter((name) => name.startsWith("r"));
     assert.deepEqual(left, [], `files left: ${JSON.stringify(left)}`);
   });
 
@@ -203,6 +213,15 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     const ran = await deepest.start("main", ["touch", join(work, "ran")], {}, { baton: words }).exited;
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(existsSync(join(work, "ran")), true);
+  });
+
+  test(`${build}: a value with a newline or an escape sequence quoted in a line of baton's stays in that one line`, async () => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    const exit = await runBaton(["--post-file", post, "--bogus\nbaton: forged line\x1b[2J", "--", "true"], { baton: words });
+    assert.equal(exit.code, 2, exit.stderr);
+    assert.equal(exit.stderr, "baton: unknown option --bogus\\nbaton: forged line\\u001b[2J (see baton --help)\n");
+    assert.equal(readJson(`${post}.err`).reason, "Error");
   });
 
   test(`${build}: a post folder that takes no new file (read-only) is said in one line, not two`, { skip: !IS_ROOT && "needs root (a read-only bind mount)" }, async () => {
