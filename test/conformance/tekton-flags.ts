@@ -6,7 +6,18 @@ import { STEP, type Scenario } from "./tekton-run.js";
 
 const existing = { "ws/ready": "yes" };
 
+/** Tekton's string flags that a step may be given empty (-results and -wait_file have scenarios of their own). */
+const STRING_FLAGS = ["post_file", "termination_path", "step_metadata_dir", "step_results", "stdout_path", "stderr_path", "result_from", "when_expressions", "on_error", "spire_socket_path"];
+const BOOL_FLAGS = ["wait_file_content", "compress_termination_message", "breakpoint_on_failure", "debug_before_step", "enable_spire"];
+const CREDENTIAL_FLAGS = ["basic-docker", "docker-config", "docker-cfg", "basic-git", "ssh-git"];
+
 export const flags: Scenario[] = [
+  // Every flag given an empty value, every bool =false and a value Go's ParseBool refuses, every credential flag empty.
+  ...STRING_FLAGS.map((flag): Scenario => ({ id: `flag-empty-${flag.replaceAll("_", "-")}`, args: step([`-${flag}=`], "report") })),
+  { id: "flag-empty-entrypoint", args: [...STEP, "-entrypoint=", "--", "x"], env: { TEKTON_PLATFORM_COMMANDS: '{"linux/amd64":["PROBE","report","stop"]}' } },
+  ...BOOL_FLAGS.map((flag): Scenario => ({ id: `flag-false-${flag.replaceAll("_", "-")}`, args: step([`-${flag}=false`], "report") })),
+  ...BOOL_FLAGS.map((flag): Scenario => ({ id: `flag-bad-${flag.replaceAll("_", "-")}`, args: step([`-${flag}=maybe`], "report") })),
+  ...CREDENTIAL_FLAGS.map((flag): Scenario => ({ id: `flag-empty-${flag}`, args: step([`-${flag}=`], "report"), files: { creds: { dir: true } } })),
   {
     id: "flags-double-dash",
     args: ["--post_file", "/tekton/run/0/out", "--termination_path", "/tekton/termination", "--entrypoint", "PROBE", "--", "report"],
