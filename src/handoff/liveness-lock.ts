@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { monotonicMs } from "../base/clock.js";
 import { NAME_MAX } from "../base/files.js";
@@ -64,14 +64,21 @@ function companionOf(file: string, suffix: string): string {
   return join(dirname(file), `${name}${suffix}`);
 }
 
-/** What this process holds beside a file it will hand on: the lock's descriptor, and the wake FIFO's if it has one. */
-const held = new Map<string, { lock: number; wake: number | undefined }>();
+/** A wake FIFO this process made: its descriptor, its path and its inode (to remove it only while it is ours). */
+interface WakeFifo {
+  fd: number;
+  path: string;
+  ino: number;
+}
+
+/** What this process holds beside a file it will hand on: the lock's descriptor, and the wake FIFO if it has one. */
+const held = new Map<string, { lock: number; wake: WakeFifo | undefined }>();
 
 /** The files whose lock this process has tried to take, held or not. */
 const tried = new Set<string>();
 
 /** The wake FIFOs of the files this process has handed on, kept open until letWaitersStart. */
-const handedOn: number[] = [];
+const handedOn: WakeFifo[] = [];
 
 /** The writers this process waits for, or waited for and has not forgotten yet (it holds their wake FIFOs). */
 const followed = new Set<WriterWait>();
@@ -136,7 +143,7 @@ export function holdLivenessLock(file: string, warn: (message: string) => void):
     return;
   }
   closeQuietly(fd);
-  if (wake !== undefined) closeQuietly(wake);
+  if (wake !== undefined) closeQuietly(wake.fd);
   if (placed === -EADDRINUSE) throw taken(file);
   return refuse(placed, "rename", file, lockFile, unguarded);
 }
@@ -181,7 +188,7 @@ function refuse(negativeErrno: number, syscall: string, file: string, lockFile: 
  * descriptor (read-write: opening it never blocks, and the byte written stays while it is open). undefined when it
  * cannot be made (no addon, a file system without FIFOs, the folder refuses): the lock alone then wakes the waiters.
  */
-function makeWakeFifo(file: string): number | undefined {
+function makeWakeFifo(file: string): WakeFifo | undefined {
   const wakeFile = wakeFileOf(file);
   const temporary = join(dirname(wakeFile), temporaryName(basename(wakeFile)));
   let fd: number | undefined;
@@ -190,8 +197,9 @@ function makeWakeFifo(file: string): number | undefined {
     // Checked as any shared path: the folder is shared, and the name could be swapped in between.
     fd = openFifo(temporary, constants.O_RDWR);
     fchmodSync(fd, 0o644);
+    const { ino } = fstatSync(fd);
     renameSync(temporary, wakeFile);
-    return fd;
+    return { fd, path: wakeFile, ino };
   } catch {
     if (fd !== undefined) closeQuietly(fd);
     removeQuietly(temporary);
@@ -211,7 +219,7 @@ export const releaseLivenessLock = (function releaseLivenessLock(file: string): 
   held.delete(file);
   if (fds.wake !== undefined) {
     try {
-      writeSync(fds.wake, WAKE_BYTE);
+      writeSync(fds.wake.fd, WAKE_BYTE);
     } catch {
       // EAGAIN: someone filled it; the waiters still have the lock
     }
@@ -256,12 +264,25 @@ export const letWaitersStart = (function letWaitersStart(timeoutMs = WAITERS_STA
   if (handedOn.length === 0) return;
   const addon = loadAddonOrUndefined();
   const deadline = monotonicMs() + timeoutMs;
-  for (const fd of handedOn.splice(0)) {
-    if (typeof addon?.awaitNoReaders !== "function") {
-      closeQuietly(fd);
-      continue;
-    }
-    addon.awaitNoReaders(fd, Math.max(0, Math.ceil(deadline - monotonicMs())));
+  for (const wake of handedOn.splice(0)) {
+    if (typeof addon?.awaitNoReaders !== "function") closeQuietly(wake.fd);
+    else addon.awaitNoReaders(wake.fd, Math.max(0, Math.ceil(deadline - monotonicMs())));
+    removeWakeFifo(wake);
+  }
+});
+
+/**
+ * A wake FIFO whose writer is gone is a trap for whoever reads every file of the folder (`cat /run/*`): opening a
+ * FIFO to read waits for a writer, and none will come. So it goes with its writer, once its waiters have started:
+ * those that hold it keep it, and a waiter that comes later follows the lock alone (free by then: one look). Only
+ * while the name is still this FIFO's (a new baton's, after a restart, is not ours to remove).
+ */
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const removeWakeFifo = (function removeWakeFifo(wake: WakeFifo): void {
+  try {
+    if (lstatSync(wake.path).ino === wake.ino) unlinkSync(wake.path);
+  } catch {
+    // gone already, or the folder refuses: it stays, as it did before
   }
 });
 

@@ -499,4 +499,23 @@ time.sleep(1000)
     }
     assert.equal(existsSync(join(dir, "ran")), false);
   });
+
+  test(`${build}: once a step has handed on and exited, reading every file of its folder (cat DIR/*) ends: its wake FIFO went with it, and a waiter that comes later still hands on`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "prev");
+    const waiter = start(["--wait-file", post, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: join(dir, "waiter.events") }) });
+    t.after(() => waiter.kill());
+    await eventSeen(join(dir, "waiter.events"), "waiting");
+    const first = await endsWithin(start(["--post-file", post, "--", "true"]).exited, 30_000, "the writer");
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal((await endsWithin(waiter.exited, 30_000, "the waiter")).code, 0);
+    // Both batons are gone: no FIFO of theirs is left for a reader to wait on for ever.
+    const cat = await endsWithin(startBaton([], { baton: ["sh", "-c", `cat ${dir}/* > /dev/null`] }).exited, 10_000, "cat of every file of the folder");
+    assert.equal(cat.code, 0, cat.stderr);
+    assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith(".baton-wake")), []);
+    // A step that begins to wait now follows the lock alone (free), and finds the post file.
+    const late = await endsWithin(start(["--wait-file", post, "--post-file", join(dir, "late"), "--", "touch", join(dir, "late-ran")]).exited, 30_000, "a late waiter");
+    assert.equal(late.code, 0, late.stderr);
+    assert.equal(existsSync(join(dir, "late-ran")), true);
+  });
 }
