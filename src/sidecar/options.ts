@@ -3,7 +3,7 @@ import { parseDuration } from "../cli/duration.js";
 import { listOption, parseArgs, stringOption, type OptionTable } from "../cli/parse-args.js";
 import { DEFAULT_GRACE_PERIOD_MS, safetyPollFromEnv } from "../cli/step-options.js";
 import { usageError } from "../base/errors.js";
-import { parseProbe, type Probe } from "./probe.js";
+import { CONTROL, parseProbe, type Probe } from "./probe.js";
 import { redactPassword } from "../base/redact.js";
 
 /** Everything sidecar mode needs, typed and checked. Durations are in milliseconds. */
@@ -83,6 +83,7 @@ export function parseSignal(text: string): NodeJS.Signals {
 }
 
 function parseStopUrl(text: string): URL {
+  if (CONTROL.test(text)) throw usageError(`invalid --stop-url ${JSON.stringify(redactPassword(text))}: a control character in a URL`);
   let url: URL;
   try {
     url = new URL(text);

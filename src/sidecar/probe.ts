@@ -21,9 +21,15 @@ export const PROBE_INTERVAL_MS = 100;
 /** Longest time one attempt may take before it counts as a failure. */
 export const PROBE_ATTEMPT_TIMEOUT_MS = 1000;
 
+/** ASCII control characters, which no host name or URL holds. */
+export const CONTROL = /[\x00-\x1f\x7f]/;
+
 export function parseProbe(text: string): Probe {
   const bad = (why: string) =>
     usageError(`invalid --ready-probe "${redactPassword(text)}": ${why} (use tcp:HOST:PORT, http://HOST:PORT/PATH, file:PATH or exec:COMMAND)`);
+  // A host or URL never holds a control character; Go's url.Parse refuses one, while WHATWG's URL drops a newline or a
+  // tab silently and would probe another path than the one given.
+  if ((text.startsWith("tcp:") || text.startsWith("http://")) && CONTROL.test(text)) throw bad("a control character in a host or URL");
   if (text.startsWith("tcp:")) {
     const address = text.slice("tcp:".length);
     const colon = address.lastIndexOf(":");

@@ -162,6 +162,18 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     assert.deepEqual(left, [], `files left: ${JSON.stringify(left)}`);
   });
 
+  for (const [option, value] of [["--stop-url", "http://127.0.0.1:1/quit\r\nX-Evil: 1"], ["--ready-probe", "http://127.0.0.1:1/\nhealth"], ["--ready-probe", "tcp:local\nhost:80"]]) {
+    test(`${build}: sidecar ${option} with a control character (a URL parser would drop it silently) is a usage error: exit 2`, async () => {
+      const dir = tempDir();
+      const ready = option === "--ready-probe" ? ["--ready-file", join(dir, "ready")] : [];
+      const exit = await runBaton(["sidecar", "--stop-file", join(dir, "stop"), option, value, ...ready, "--", "sleep", "100"], { baton: words });
+      assert.equal(exit.code, 2, exit.stderr);
+      assert.match(exit.stderr, new RegExp(`^baton: invalid ${option} .*a control character in a (host or )?URL`, "m"));
+      assertOneLine(exit.stderr);
+      if (option === "--ready-probe") assert.equal(existsSync(join(dir, "ready.err")), true);
+    });
+  }
+
   test(`${build}: BATON_EVENTS=stderr to a reader that stopped reading does not hold baton: --timeout still stops the command, POST.err`, async () => {
     const dir = tempDir();
     // A FIFO whose reader holds it open and reads nothing; the command fills it. An event line (the "stopping" before
