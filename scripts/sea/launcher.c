@@ -22,9 +22,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -111,6 +113,41 @@ static void hold_signals(void) {
   sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+/* A copy of the folder cut short (a full disk, an interrupted cp) left lib/baton-node without its end: the loader then
+ * died of SIGBUS as it touched a page past the end of the file, saying nothing, or said only that it "cannot read file
+ * data". The ELF header says where the file's last part, the section header table, ends (and the program header
+ * table, for a file without sections): a file shorter than that is cut short. One open, one read, one fstat. */
+static void check_whole(const char *program) {
+  int fd = open(program, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return; /* missing, unreadable: the exec says so */
+  unsigned char header[64];
+  struct stat st;
+  ssize_t n = pread(fd, header, sizeof header, 0);
+  int got_stat = fstat(fd, &st) == 0;
+  close(fd);
+  if (!got_stat || !S_ISREG(st.st_mode)) return;
+  unsigned long long end = sizeof header;
+  if (n == (ssize_t)sizeof header && memcmp(header, "\177ELF", 4) == 0 && header[4] == 2 /* 64-bit */ && header[5] == 1 /* LE */) {
+    uint64_t phoff, shoff;
+    uint16_t phentsize, phnum, shentsize, shnum;
+    memcpy(&phoff, header + 0x20, 8);
+    memcpy(&shoff, header + 0x28, 8);
+    memcpy(&phentsize, header + 0x36, 2);
+    memcpy(&phnum, header + 0x38, 2);
+    memcpy(&shentsize, header + 0x3a, 2);
+    memcpy(&shnum, header + 0x3c, 2);
+    if (phoff + (uint64_t)phentsize * phnum > end) end = phoff + (uint64_t)phentsize * phnum;
+    if (shoff + (uint64_t)shentsize * shnum > end) end = shoff + (uint64_t)shentsize * shnum;
+  } else if (n == (ssize_t)sizeof header) {
+    return; /* not an ELF file of this kind: the loader says what it is */
+  }
+  if ((unsigned long long)st.st_size < end) {
+    fprintf(stderr, "baton: %s is cut short (%lld bytes of at least %llu): baton is not installed whole; copy the standalone folder again\n",
+            program, (long long)st.st_size, end);
+    exit(127);
+  }
+}
+
 int main(int argc, char **argv) {
   hold_signals();
   const char *argv0 = argc > 0 && argv[0] ? argv[0] : "baton";
@@ -134,6 +171,8 @@ int main(int argc, char **argv) {
     snprintf(libdir, sizeof libdir, "/proc/self/fd/%d", fd);
     if (access(libdir, X_OK) != 0) fail("the standalone folder's path holds ':' or ';' and /proc is not mounted; move it", root);
   }
+
+  check_whole(program);
 
   char **args = calloc((size_t)argc + 6, sizeof *args);
   if (!args) fail("out of memory", argv0);
