@@ -5,8 +5,7 @@ import { step } from "./tekton-basics.js";
 import { READY, STEP, type Running, type Scenario } from "./tekton-run.js";
 
 const PREV = "/tekton/run/prev/out";
-/** Both wrappers make DIR/results before they wait: the event that says the wait has begun. */
-const waiting = (run: Running) => run.appears("/tekton/run/0/status/results");
+const waiting = (run: Running) => run.waiting();
 const resultsDir = { results: { dir: true as const } };
 /** /tekton/bin: an emptyDir in the pod, where `init` copies the entrypoint. */
 const bin = { bin: { dir: true as const } };

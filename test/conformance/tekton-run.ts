@@ -51,6 +51,11 @@ export interface Running {
   root: string;
   /** Waits until PATH (a /tekton path) exists: an event of the run (the probe's `ready`, a folder made). */
   appears(path: string): Promise<void>;
+  /**
+   * Waits until the wrapper waits: both make DIR/results and DIR/artifacts (DIR: /tekton/run/0/status) before they wait
+   * for their files, Tekton's entrypoint in that order; the second one is the event.
+   */
+  waiting(): Promise<void>;
   /** Whether PATH (a /tekton path) exists within `ms` milliseconds. */
   appearsWithin(path: string, ms: number): Promise<boolean>;
   /** Writes TEXT at PATH (a /tekton path), through a temporary name and a rename, so no reader sees it half done. */
@@ -128,6 +133,10 @@ export async function runScenario(scenario: Scenario, wrapper: Side): Promise<Ou
     root,
     appears: async (path) => {
       await waitFor(() => (existsSync(host(path)) ? true : undefined), `${path} in ${scenario.id}`);
+    },
+    waiting: async () => {
+      await running.appears("/tekton/run/0/status/results");
+      await running.appears("/tekton/run/0/status/artifacts");
     },
     appearsWithin: (path, ms) =>
       waitFor(() => (existsSync(host(path)) ? true : undefined), path, ms).then(

@@ -36,11 +36,11 @@ export const signals: Scenario[] = [
   {
     id: "signal-term-while-waiting",
     args: step(["-wait_file", "/tekton/run/prev/out"], "report"),
-    during: async (run) => (await run.appears("/tekton/run/0/status/results"), await run.signal("SIGTERM")),
+    during: async (run) => (await run.waiting(), await run.signal("SIGTERM")),
   },
   {
     id: "signal-int-while-waiting",
     args: step(["-wait_file", "/tekton/run/prev/out"], "report"),
-    during: async (run) => (await run.appears("/tekton/run/0/status/results"), await run.signal("SIGINT")),
+    during: async (run) => (await run.waiting(), await run.signal("SIGINT")),
   },
 ];
