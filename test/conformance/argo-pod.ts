@@ -147,7 +147,10 @@ export async function runContainer(spec: RunSpec): Promise<{ fields: Record<stri
   const exit = await baton.exited;
   clearTimeout(timer);
   await during;
-  if (timedOut) throw new Error(`${spec.wrapper.join(" ")} ${spec.args.join(" ")}: still running after ${RUN_LIMIT_MS} ms`);
+  if (timedOut) {
+    const seen = run.probeLines().map((line) => JSON.stringify("argv" in line ? "report" : line)).join(" ");
+    throw new Error(`${spec.wrapper.join(" ")} ${spec.args.join(" ")}: still running after ${RUN_LIMIT_MS} ms; the probe wrote ${seen || "nothing"}; stderr: ${exit.stderr.slice(-1500)}`);
+  }
   return { fields: collect(run, exit, spec.fullView ?? false), run, exit };
 }
 

@@ -1,7 +1,7 @@
 // The scenarios of the Argo conformance suite (argo.test.ts): each is one container of a workflow pod, the files the
 // controller, the init container and the other containers put in place, and what the test does while it runs. Every
 // scenario runs the same on each wrapper; the fields it leaves are compared by argo.test.ts.
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { waitFor } from "../integration/helpers.js";
 import { EMISSARY, execInside, probeListening, type Planted, type Run } from "./argo-pod.js";
@@ -44,15 +44,18 @@ export function argsOf(scenario: Scenario): string[] {
   return scenario.args ?? [...EMISSARY, ...(scenario.command ?? ["probe", "report"])];
 }
 
-/** A file written during the run, as another container would (made with its folders, mode 0666 under umask 0). */
+/** A file written during the run, as another container would (made with its folders, mode 0666 as under umask 0). */
 function writeAs(run: Run, path: string, content: string): void {
   const at = run.host(path);
   if (!existsSync(dirname(at))) {
     mkdirSync(dirname(at), { recursive: true });
     chmodSync(dirname(at), 0o777);
   }
-  writeFileSync(at, content);
-  chmodSync(at, 0o666);
+  // In place, as Go's os.WriteFile does; the mode set before the content, as the reader may take the file at once.
+  const fd = openSync(at, "w", 0o666);
+  fchmodSync(fd, 0o666);
+  writeSync(fd, content);
+  closeSync(fd);
 }
 
 function signalsSeen(run: Run): number[] {
@@ -74,6 +77,19 @@ async function probeSees(run: Run, signal: number, ms = 15_000): Promise<boolean
 const LISTEN = ["probe", "listen", "/tmp/ready", "/tmp/stop"];
 const stop = (run: Run) => writeFileSync(run.host("/tmp/stop"), "");
 
+/**
+ * a's `exitcode` empty, as Argo's emissary leaves it for a moment while writing it in place (not a number yet: both
+ * wait on), and with an old access time: a wrapper that reads it has reached its waiting loop, where it handles
+ * signals. Before that, a Go argoexec that has not yet asked for its signals dies of SIGINT (exit 2, no `exitcode`).
+ */
+const PENDING_A: Planted[] = [{ path: "/var/run/argo/ctr/a", dir: true, mode: 0o777 }, { path: "/var/run/argo/ctr/a/exitcode", content: "" }];
+
+/** Waits until the wrapper has read a's `exitcode` (its access time moved past the planted time; relatime). */
+async function waiting(run: Run): Promise<void> {
+  const planted = statSync(run.host("/var/run/argo/ctr/a/exitcode")).atimeMs;
+  await waitFor(() => (statSync(run.host("/var/run/argo/ctr/a/exitcode")).atimeMs > planted ? true : undefined), "the wrapper to read ctr/a/exitcode", 30_000);
+}
+
 /** The container set a -> b: b waits for a. */
 const AB = { containerSet: { containers: [{ name: "a" }, { name: "b", dependencies: ["a"] }] } };
 const retrying = (retryStrategy: unknown) => ({ containerSet: { containers: [{ name: "main" }], retryStrategy } });
@@ -87,6 +103,7 @@ const outputsTemplate = {
       { name: "on-volume", valueFrom: { path: "/tmp/vol/r.txt" } },
       { name: "in-folder", valueFrom: { path: "/tmp/d/x" } },
       { name: "no-path", valueFrom: { default: "d" } },
+      { name: "through-a-link", valueFrom: { path: "/tmp/p-link" } },
     ],
     artifacts: [
       { name: "file", path: "/tmp/a.txt" },
@@ -94,6 +111,8 @@ const outputsTemplate = {
       { name: "missing", path: "/tmp/nope" },
       { name: "on-volume", path: "/tmp/vol/v.txt" },
       { name: "trailing-slash", path: "/tmp/e/" },
+      { name: "link-to-folder", path: "/tmp/d-link" },
+      { name: "link-to-file", path: "/tmp/a-link" },
     ],
   },
 };
@@ -110,6 +129,9 @@ const outputFiles: Planted[] = [
   { path: "/tmp/e/z", content: "z".repeat(3000) },
   { path: "/tmp/vol/r.txt", content: "r" },
   { path: "/tmp/vol/v.txt", content: "v" },
+  { path: "/tmp/p-link", link: "p.txt" },
+  { path: "/tmp/d-link", link: "d" },
+  { path: "/tmp/a-link", link: "a.txt" },
 ];
 
 const LONG = "a".repeat(131_073);
@@ -149,6 +171,9 @@ export const SCENARIOS: Scenario[] = [
     command: ["probe", "report", "exit", "1"],
   },
   { name: "wait for ready", env: { ARGO_WAIT_FOR_READY: "true" } },
+  { name: "output capture asked in capitals", env: { ARGO_INCLUDE_SCRIPT_OUTPUT: "TRUE" }, command: ["probe", "out", "one"] },
+  { name: "template is a folder", template: null, planted: [{ path: "/var/run/argo/template", dir: true }] },
+  { name: "ctr folder is a file", planted: [{ path: "/var/run/argo/ctr/main", content: "x" }] },
   { name: "bad flag", args: ["emissary", "--bogus", "--", "probe", "report"] },
   { name: "bad log level", args: ["emissary", "--loglevel", "bogus", "--", "probe", "report"] },
   { name: "bad log format", args: ["emissary", "--log-format", "yaml", "--", "probe", "report"] },
@@ -181,11 +206,11 @@ export const SCENARIOS: Scenario[] = [
     name: "dependency missing, then SIGTERM",
     container: "b",
     template: AB,
+    planted: PENDING_A,
     during: async (run) => {
-      await waitFor(() => (existsIn(run, "/var/run/argo/ctr/b") ? true : undefined), "ctr/b");
+      await waiting(run);
       const pid = await run.pid();
-      // Argo's emissary reads its signals only once it is in its waiting loop, which nothing outside can see: the
-      // signal is sent again until the wrapper ends.
+      // Sent again until the wrapper ends: once in its loop, Argo's emissary may still be sleeping its second.
       let ended = false;
       void run.exited.then(() => (ended = true));
       while (!ended) {
@@ -193,6 +218,43 @@ export const SCENARIOS: Scenario[] = [
           process.kill(pid, "SIGTERM");
         } catch {
           break; // it ended between the check and the kill
+        }
+        await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
+      }
+    },
+  },
+  {
+    name: "retries after a signal-file SIGKILL",
+    template: retrying({ retries: 2 }),
+    command: ["probe", "report", ...LISTEN.slice(1)],
+    during: async (run) => {
+      await probeListening(run);
+      writeAs(run, "/var/run/argo/ctr/main/signal", "9");
+      // A second attempt reports again; a wrapper that does not retry ends.
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      await waitFor(() => (ended || run.probeLines().filter((l) => "argv" in l).length > 1 ? true : undefined), "a second attempt or the end", 30_000);
+      if (!ended) stop(run);
+    },
+  },
+  {
+    name: "dependency missing, then SIGINT and SIGTERM",
+    container: "b",
+    template: AB,
+    planted: PENDING_A,
+    during: async (run) => {
+      await waiting(run);
+      const pid = await run.pid();
+      // As above, again until the wrapper ends: SIGINT first each time, then SIGTERM.
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      while (!ended) {
+        try {
+          process.kill(pid, "SIGINT");
+          await Promise.race([run.exited, new Promise((r) => setTimeout(r, 300))]);
+          if (!ended) process.kill(pid, "SIGTERM");
+        } catch {
+          break;
         }
         await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
       }
@@ -312,7 +374,7 @@ export const SCENARIOS: Scenario[] = [
       const seen = await probeSees(run, 15);
       stop(run);
       return {
-        "kill exit": String(kill.code ?? `signal ${kill.signal}`),
+        "kill exit": String(kill.code ?? `signal ${kill.signal}${kill.signal === "SIGTERM" ? " (timed out)" : ""}: ${kill.stderr.slice(-500)}`),
         "kill stderr": kill.stderr.includes("panic") ? "a panic" : kill.stderr.trim() === "" ? "nothing" : "a message",
         "kill stdout": JSON.stringify(kill.stdout),
         "SIGTERM reached the command": String(seen),
