@@ -254,7 +254,9 @@ function seen(report: Record<string, unknown>, norm: (v: string) => string): Rec
 
 /** Runs `words` inside the PID and mount namespaces of the process `pid` (as `kubectl exec` runs a command in a container). */
 export function execInside(pid: number, words: string[], env: Record<string, string>): Promise<Exit> {
-  const child = spawn("nsenter", [`--target=${pid}`, "--pid", "--mount", "--", ...words], { env, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
+  // A session of its own, as a command run over pods/exec has: not the test runner's process group, which a wrapper
+  // signalling "its command's group" as seen from inside its namespace could reach.
+  const child = spawn("nsenter", [`--target=${pid}`, "--pid", "--mount", "--", ...words], { env, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000, detached: true });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
