@@ -203,6 +203,30 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: "dependency exit code with a newline",
+    container: "b",
+    template: AB,
+    planted: [{ path: "/var/run/argo/ctr/a", dir: true, mode: 0o777 }, { path: "/var/run/argo/ctr/a/exitcode", content: "0\n" }],
+    during: async (run) => {
+      // A wrapper that takes "0\n" for 0 runs the command; one that does not waits on, and nothing shows it: it is
+      // given three of Argo's 1 s polls after its first read, then stopped by SIGTERM.
+      await waiting(run);
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      const ran = await waitFor(() => (run.probeLines().length > 0 || ended ? true : undefined), "", 3_000).catch(() => false);
+      if (ran) return;
+      const pid = await run.pid();
+      while (!ended) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {
+          break;
+        }
+        await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
+      }
+    },
+  },
+  {
     name: "dependency missing, then SIGTERM",
     container: "b",
     template: AB,
@@ -341,6 +365,22 @@ export const SCENARIOS: Scenario[] = [
       const seen = await probeSees(run, 10);
       stop(run);
       return { "signals received": JSON.stringify(signalsSeen(run)), "SIGUSR1 by the signal file": String(seen) };
+    },
+  },
+  {
+    name: "signal file with a newline",
+    command: LISTEN,
+    during: async (run) => {
+      await probeListening(run);
+      // `echo 10 > signal`. A wrapper that refuses it does nothing to see: it is given twice Argo's 2 s poll, or
+      // until it took the file away, then a plain 12 shows that it reads the file at all.
+      writeAs(run, "/var/run/argo/ctr/main/signal", "10\n");
+      const signalFile = run.host("/var/run/argo/ctr/main/signal");
+      await waitFor(() => (signalsSeen(run).includes(10) || !existsSync(signalFile) ? true : undefined), "", 4_000).catch(() => undefined);
+      writeAs(run, "/var/run/argo/ctr/main/signal", "12");
+      await probeSees(run, 12);
+      stop(run);
+      return { "signals received": JSON.stringify(signalsSeen(run)) };
     },
   },
   {
