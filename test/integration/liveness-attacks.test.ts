@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
 import {
-  BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, shellWaitFor, startBaton, tempDir, IS_ROOT,
+  BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, shellWaitFor, sleepingIn, startBaton, tempDir,
+  waitFor, IS_ROOT,
   type Exit, type StartOptions,
 } from "./helpers.js";
 
@@ -484,5 +485,34 @@ for (const { build, words } of BUILDS) {
       }
       assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith(".tmp")), [], "a temporary file was left");
     }
+  });
+
+  test(`${build}: beside older batons: an older waiter (a flock) still sees this writer die; an older writer's file (one line, a flock) is not believed, and its post file is waited for`, async (t) => {
+    const dir = tempDir();
+    const post = join(dir, "out");
+    const writer = start(["--post-file", post, "--", "sleep", "1000"]);
+    t.after(() => writer.kill());
+    await fileAppears(`${post}.baton-live`);
+    // What an older waiter does: a shared flock, which the writer's flock(LOCK_EX) holds back while it lives.
+    const older = startBaton([], { baton: ["flock", "--shared", `${post}.baton-live`, "true"] });
+    t.after(() => older.kill());
+    // Blocked in the kernel on the writer's flock (a free lock would have let it end at once).
+    await waitFor(() => (/lock/.test(sleepingIn(older.child.pid!)) ? true : undefined), "the older waiter to block on the writer's flock");
+    assert.equal(older.child.exitCode, null, "an older waiter's flock was not held back by a living writer");
+    writer.kill();
+    assert.equal((await endsWithin(older.exited, 20_000, "the older waiter's flock")).code, 0);
+    // An older writer: its liveness file holds the first line only, and its lock is a flock.
+    const old = join(dir, "old");
+    writeFileSync(`${old}.baton-live`, "baton liveness lock\n");
+    const holder = startBaton([], { baton: ["flock", "--exclusive", `${old}.baton-live`, "sleep", "1000"] });
+    t.after(() => holder.kill());
+    const events = join(dir, "events");
+    const waiter = start(["--wait-file", old, "--post-file", join(dir, "next"), "--", "touch", join(dir, "ran")], { env: cleanEnv({ BATON_EVENTS: events }) });
+    t.after(() => waiter.kill());
+    await eventSeen(events, "waiting");
+    writeFileSync(old, "");
+    const exit = await endsWithin(waiter.exited, 20_000, "the waiter on an older writer");
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(existsSync(join(dir, "ran")), true);
   });
 }
