@@ -261,7 +261,7 @@ for (const [build, label] of BUILDS) {
     const exit = await runWithin([], { baton: [process.execPath, "-e", script, ...words], cwd: tempDir() });
     assert.equal(exit.code, 0, exit.stderr);
     assert.equal(exit.stderr, "", "no internal error (ERANGE from getcwd)");
-    assert.match(exit.stdout, /^a a\.baton-live a\.baton-wake b b\.baton-live b\.baton-wake\n$/);
+    assert.match(exit.stdout, /^a a\.baton-live b b\.baton-live\n$/); // the wake FIFOs went with their batons
   });
 
   test(`${label}: a post name whose debug file's name would be over 255 bytes is refused: exit 2, POST.err`, async () => {
