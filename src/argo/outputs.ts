@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, statSync, writeSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize, relative } from "node:path";
 import { BatonError, describeSystemError } from "../base/errors.js";
+import { createTemporaryBeside, removeQuietly } from "../base/safe-files.js";
 import type { Template } from "./template.js";
 
 // The container named `main` copies its outputs into the shared volume for the wait container (emissary.go
@@ -8,6 +9,9 @@ import type { Template } from "./template.js";
 // artifact's path as a gzipped tar to outputs/artifacts/PATH.tgz. A path under one of the template's volume mounts
 // is skipped (the wait container reads it through its own mount of that volume); a path that does not exist is
 // skipped (the output may be optional). Anything else that fails fails the container (exit 64).
+// outputs/ is in the volume every container of the pod shares (a container set's members too): where Argo's os.Create
+// writes through a symlink planted there, baton writes a new file renamed into place, in a folder that must resolve
+// inside outputs/parameters or outputs/artifacts (writeOutput).
 
 export async function saveOutputs(template: Template, root: string, warn: (message: string) => void): Promise<void> {
   for (const path of template.parameterPaths) saveParameter(template, root, path);
@@ -37,13 +41,8 @@ function saveParameter(template: Template, root: string, path: string): void {
     const destination = `${root}/outputs/parameters/${path}`;
     // Argo's io.Copy fails on a folder only after it made the destination: baton leaves no empty parameter behind.
     if (!fstatSync(source).isFile()) throw new BatonError(`failed to copy ${path} to ${destination}: not a regular file`);
-    mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
-    const target = openSync(destination, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
-    try {
-      copyAll(source, target);
-    } finally {
-      closeSync(target);
-    }
+    const opened = source;
+    writeOutput(root, destination, (target) => copyAll(opened, target));
   } catch (error) {
     if (error instanceof BatonError) throw error;
     throw new BatonError(`failed to save parameter ${path}: ${describeSystemError(error)}`);
@@ -65,13 +64,52 @@ async function saveArtifact(template: Template, root: string, path: string, warn
   }
   const destination = join(root, "/outputs/artifacts/", `${path.endsWith("/") ? path.slice(0, -1) : path}.tgz`);
   try {
-    mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
     // Loaded here: zlib and streams are for the containers that have output artifacts.
     const { writeTarGz } = await import("./tgz.js");
-    await writeTarGz(path, destination);
+    await writeOutput(root, destination, (fd) => writeTarGz(path, fd));
   } catch (error) {
     throw new BatonError(`failed to tarball the output ${path} to ${destination}: ${error instanceof Error && !("code" in error) ? error.message : describeSystemError(error)}`);
   }
+}
+
+/**
+ * `destination` (under `root`) written by `write` as a new file (mode 0666 under the emissary's umask 0, as os.Create
+ * makes it) renamed into place: a symlink planted at its name is replaced, never followed. Its folders are made, with
+ * no symlink between `root` and it: one planted on the way (outputs -> /, outputs/parameters/tmp -> /etc) is refused
+ * before any folder is made through it.
+ */
+function writeOutput<T extends void | Promise<void>>(root: string, destination: string, write: (fd: number) => T): T {
+  const folder = dirname(destination);
+  const realRoot = realpathSync(root);
+  const checkNoLink = (existing: string) => {
+    const real = realpathSync(existing);
+    if (real !== join(realRoot, relative(root, existing))) {
+      throw new BatonError(`cannot write ${destination}: ${existing} leads elsewhere (to ${real}), through a symlink in the shared volume`);
+    }
+  };
+  let existing = folder;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  checkNoLink(existing);
+  mkdirSync(folder, { recursive: true, mode: 0o755 });
+  checkNoLink(folder);
+  const { fd, temporary } = createTemporaryBeside(destination, 0o666);
+  const finish = (failed: unknown) => {
+    closeSync(fd);
+    if (failed !== undefined) {
+      removeQuietly(temporary);
+      throw failed;
+    }
+    renameSync(temporary, destination);
+  };
+  let result: T;
+  try {
+    result = write(fd);
+  } catch (error) {
+    return finish(error ?? new Error("write failed")) as T;
+  }
+  if (result instanceof Promise) return result.then(() => finish(undefined), (error: unknown) => finish(error ?? new Error("write failed"))) as T;
+  finish(undefined);
+  return result;
 }
 
 function copyAll(source: number, target: number): void {

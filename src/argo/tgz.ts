@@ -17,19 +17,15 @@ const READ_SIZE = 64 * 1024;
 /** The gzip header's OS byte, which Go's compress/gzip writes as 255 ("unknown") and zlib as 3 ("Unix"). */
 const GZIP_OS_OFFSET = 9;
 
-export async function writeTarGz(source: string, destination: string): Promise<void> {
+/** Writes the .tgz of `source` into `fd` (a new file the caller opened, and closes). */
+export async function writeTarGz(source: string, fd: number): Promise<void> {
   const absolute = resolve(source);
   const stats = statSync(absolute);
   if (!stats.isFile() && !stats.isDirectory()) throw new Error(`${absolute} is not a regular file or directory`);
   const blocks = stats.isDirectory() ? walkFolder(absolute) : singleFile(absolute);
-  const fd = openSync(destination, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
   const file = createWriteStream("", { fd, autoClose: false });
-  try {
-    await pipeline(Readable.from(archive(blocks)), createGzip({ level: 6 }), file);
-    writeSync(fd, Buffer.from([0xff]), 0, 1, GZIP_OS_OFFSET);
-  } finally {
-    closeSync(fd);
-  }
+  await pipeline(Readable.from(archive(blocks)), createGzip({ level: 6 }), file);
+  writeSync(fd, Buffer.from([0xff]), 0, 1, GZIP_OS_OFFSET);
 }
 
 function* archive(entries: Generator<Buffer>): Generator<Buffer> {

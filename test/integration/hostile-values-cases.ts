@@ -3,7 +3,7 @@
 // hostile-input.test.ts (the bundle) and sea-hostile-input.test.ts (the standalone build).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { IS_ROOT, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 import { assertOneLine, tektonPod, writeResult } from "./hostile-input-cases.js";
 import { argoPod } from "./argo-helpers.js";
@@ -234,6 +234,36 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     assert.equal(exit.code, 2, exit.stderr);
     assert.equal(exit.stderr, "baton: unknown option --bogus\\nbaton: forged line\\u001b[2J (see baton --help)\n");
     assert.equal(readJson(`${post}.err`).reason, "Error");
+  });
+
+  test(`${build}: Argo outputs: a symlink planted at a parameter's or an artifact's name in the shared volume is replaced, not written through`, async () => {
+    const pod = argoPod();
+    const work = tempDir();
+    const victim = join(tempDir(), "victim");
+    writeFileSync(victim, "keep");
+    pod.template({ outputs: { parameters: [{ valueFrom: { path: join(work, "p") } }], artifacts: [{ path: join(work, "a") }] } });
+    mkdirSync(join(pod.root, "outputs/parameters", work), { recursive: true });
+    mkdirSync(join(pod.root, "outputs/artifacts", work), { recursive: true });
+    symlinkSync(victim, join(pod.root, "outputs/parameters", work, "p"));
+    symlinkSync(victim, join(pod.root, "outputs/artifacts", work, "a.tgz"));
+    const run = await pod.start("main", ["sh", "-c", `echo value > ${work}/p; echo art > ${work}/a`], {}, { baton: words }).exited;
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(readFileSync(victim, "utf8"), "keep");
+    assert.equal(readFileSync(join(pod.root, "outputs/parameters", work, "p"), "utf8"), "value\n");
+    assert.equal(lstatSync(join(pod.root, "outputs/artifacts", work, "a.tgz")).isFile(), true);
+  });
+
+  test(`${build}: Argo outputs: a folder of the shared volume that is a symlink out of it is refused before anything is made through it: exit 64`, async () => {
+    const pod = argoPod();
+    const work = tempDir();
+    const elsewhere = tempDir();
+    pod.template({ outputs: { parameters: [{ valueFrom: { path: join(work, "p") } }] } });
+    symlinkSync(elsewhere, join(pod.root, "outputs"));
+    const run = await pod.start("main", ["sh", "-c", `echo value > ${work}/p`], {}, { baton: words }).exited;
+    assert.equal(run.code, 64, run.stderr);
+    assert.match(run.stderr, /^baton: cannot write \S+: \S+\/outputs leads elsewhere \(to \S+\), through a symlink in the shared volume$/m);
+    assert.equal(run.stderr.split("\n").length, 2, run.stderr);
+    assert.deepEqual(readdirSync(elsewhere), []);
   });
 
   test(`${build}: a post folder that takes no new file (read-only) is said in one line, not two`, { skip: !IS_ROOT && "needs root (a read-only bind mount)" }, async () => {
