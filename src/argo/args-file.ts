@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, writeFileSync } from "node:f
 import { BatonError, describeSystemError } from "../base/errors.js";
 import { readBounded } from "../base/safe-files.js";
 import { whyNot } from "./file-error.js";
+import { checkJsonDepth } from "./json-depth.js";
 
 // ARGO_CONTAINER_ARGS_FILE: the controller moves a container's args to its ConfigMap when their JSON is over
 // 128 KiB (workflowpod.go); the emissary appends them to the arguments it was given (emissary.go). Then any argument
@@ -21,9 +22,11 @@ export function appendArgsFile(args: string[], file: string, offloadFolder = "/t
   } catch (error) {
     throw new BatonError(`failed to read container args file ${whyNot(file, error)}`);
   }
+  const text = data.toString("utf8");
+  checkJsonDepth(text, "failed to unmarshal container args");
   let parsed: unknown;
   try {
-    parsed = JSON.parse(data.toString("utf8"));
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new BatonError(`failed to unmarshal container args: ${(error as Error).message}`);
   }

@@ -1,5 +1,6 @@
 import { parseDuration } from "../cli/duration.js";
 import { BatonError } from "../base/errors.js";
+import { checkJsonDepth } from "./json-depth.js";
 
 // The part of Argo's Template (pkg/apis/workflow/v1alpha1) that the emissary reads, decoded as Go's encoding/json
 // decodes it: keys match field names case-insensitively (the last matching key wins), null leaves a field empty,
@@ -22,30 +23,8 @@ export interface Template {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-/**
- * Go's encoding/json refuses nesting deeper than 10000 levels (scanner.go's maxNestingDepth): Argo's emissary fails on
- * such a template. JSON.parse takes any depth, and a template of '[' nested millions deep held the main thread (no
- * signal handled) for seconds and gigabytes before it failed on its type. So it is refused first, in one pass.
- */
-const MAX_DEPTH = 10_000;
-
-function checkDepth(text: string): void {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash: the next character is escaped
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_DEPTH) throw new BatonError(`failed to unmarshal template: invalid character '${text[i]}' exceeded max depth`);
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-}
-
 export function parseTemplate(text: string): Template {
-  checkDepth(text);
+  checkJsonDepth(text, "failed to unmarshal template");
   let root: Json;
   try {
     root = JSON.parse(text) as Json;

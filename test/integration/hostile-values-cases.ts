@@ -236,6 +236,21 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     assert.equal(readJson(`${post}.err`).reason, "Error");
   });
 
+  test(`${build}: an Argo args file of 4 MB nested 2 million levels deep is refused as Go refuses it, at once: exit 64`, async () => {
+    const pod = argoPod();
+    const work = tempDir();
+    pod.template({});
+    const argsFile = join(work, "args.json");
+    writeFileSync(argsFile, `${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}`);
+    const started = Date.now();
+    const run = await pod.start("main", ["touch", join(work, "ran")], { ARGO_CONTAINER_ARGS_FILE: argsFile }, { baton: words }).exited;
+    const took = Date.now() - started;
+    assert.equal(run.code, 64, run.stderr);
+    assert.match(run.stderr, /^baton: failed to unmarshal container args: invalid character '\[' exceeded max depth$/m);
+    assert.ok(took < 3_000, `${took} ms`); // JSON.parse took 1.3 s and 250 MB before it failed on the type
+    assert.equal(existsSync(join(work, "ran")), false);
+  });
+
   test(`${build}: Argo outputs: a symlink planted at a parameter's or an artifact's name in the shared volume is replaced, not written through`, async () => {
     const pod = argoPod();
     const work = tempDir();
