@@ -163,6 +163,42 @@ export const features: Scenario[] = [
     env: { A: "$(steps.first.results.foo)", B: "plain" },
     files: { "steps/step-first/results/foo": "from env" },
   },
+  // $(steps.<step>.outputs|inputs.<artifact>): the values of an earlier step's provenance.json, as JSON
+  {
+    id: "steps-artifact-reference",
+    args: [...STEP, "-entrypoint", "PROBE", "--", "report", "stop", "$(steps.first.outputs.image)", "$(steps.first.inputs.source)"],
+    files: {
+      "steps/step-first/artifacts/provenance.json":
+        '{"inputs":[{"name":"source","values":[{"uri":"git:x","digest":{"sha1":"a"}}]}],"outputs":[{"name":"image","values":[{"uri":"oci:y","digest":{"sha256":"b"}}]}]}',
+    },
+  },
+  {
+    id: "steps-artifact-reference-missing",
+    args: [...STEP, "-entrypoint", "PROBE", "--", "report", "stop", "$(steps.first.outputs.none)"],
+    files: { "steps/step-first/artifacts/provenance.json": '{"outputs":[]}' },
+  },
+  // A script step: the controller's command is /tekton/scripts/<name>; $(steps...) in it is replaced in a copy
+  {
+    id: "steps-reference-in-script",
+    args: [...STEP, "-entrypoint", "/tekton/scripts/script-0", "--"],
+    files: {
+      "steps/step-first/results/foo": "hello",
+      "steps/step-first/artifacts/provenance.json": '{"outputs":[{"name":"image","values":[{"uri":"oci:y"}]}]}',
+      "scripts/script-0": { content: `#!/bin/sh\necho '$(steps.first.results.foo)'\necho '$(steps.first.outputs.image)'\necho "$0" >&2\n`, mode: 0o755 },
+    },
+  },
+  // The cancel file while the step still waits for the one before it. Tekton's entrypoint watches it only once the
+  // command runs: when no POST.err shows the cancel within 3 s, the wait file comes, so that the run ends.
+  {
+    id: "cancel-while-waiting",
+    args: step(["-wait_file", PREV], "sleep", "20000"),
+    files: { "downward/cancel": "" },
+    during: async (run) => {
+      await waiting(run);
+      run.write("/tekton/downward/cancel", "CANCEL");
+      if (!(await run.appearsWithin("/tekton/run/0/out.err", 3000))) run.write(PREV, "");
+    },
+  },
   // -when_expressions
   { id: "when-in-true", args: step(["-when_expressions", '[{"input":"a","operator":"in","values":["a","b"]}]'], "report") },
   { id: "when-in-false", args: step(["-when_expressions", '[{"input":"a","operator":"in","values":["b"]}]'], "report") },

@@ -247,7 +247,8 @@ function outcome(
   result.termination = termination(terminationPath);
   const lines = stderr.split("\n").filter((line) => line !== "");
   // The command's own stderr lines, in order; of the wrapper's, only whether it said something (its words are its own).
-  result.stderr = lines.filter((line) => !isWrapperLine(line));
+  // A temporary file's name (a script step's substituted copy) differs by nature.
+  result.stderr = lines.filter((line) => !isWrapperLine(line)).map((line) => line.replace(/\/tmp\/[^\s:]+/g, "<temporary file>"));
   result["wrapper says"] = lines.some(isWrapperLine);
   if (process.env.CONFORMANCE_STDERR) result["raw stderr"] = stderr;
   result.stdout = stdout;
