@@ -184,7 +184,7 @@ export const features: Scenario[] = [
     files: {
       "steps/step-first/results/foo": "hello",
       "steps/step-first/artifacts/provenance.json": '{"outputs":[{"name":"image","values":[{"uri":"oci:y"}]}]}',
-      "scripts/script-0": { content: `#!/bin/sh\necho '$(steps.first.results.foo)'\necho '$(steps.first.outputs.image)'\necho "$0" >&2\n`, mode: 0o755 },
+      "/tekton/scripts/script-0": { content: `#!/bin/sh\necho '$(steps.first.results.foo)'\necho '$(steps.first.outputs.image)'\necho "$0" >&2\n`, mode: 0o755 },
     },
   },
   // The cancel file while the step still waits for the one before it. Tekton's entrypoint watches it only once the

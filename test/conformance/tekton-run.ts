@@ -237,13 +237,14 @@ function outcome(
   const result: Outcome = {};
   result.exit = exit.signal ?? exit.code;
   const host = (path: string) => join(root, path.replace(/^\/tekton\/?/, ""));
-  const post = host(flagValue(scenario.args, "post_file") ?? "/tekton/run/0/out");
+  // Given empty, a flag names no file: the default's place is looked at (nothing should be there).
+  const post = host(flagValue(scenario.args, "post_file") || "/tekton/run/0/out");
   const postFiles = ["", ".err"].filter((suffix) => existsSync(`${post}${suffix}`));
   result.post = postFiles.map((suffix) => `POST${suffix}`).join(" ") || "none";
   // baton writes one line of JSON into POST and POST.err, Tekton's entrypoint nothing (a listed difference); the
   // times in it differ by nature.
   result["post content"] = postFiles.map((suffix) => readOr(`${post}${suffix}`).replace(/"\d{4}-\d\d-\d\dT[^"]*"/g, '"<time>"'));
-  const terminationPath = host(flagValue(scenario.args, "termination_path") ?? "/tekton/termination");
+  const terminationPath = host(flagValue(scenario.args, "termination_path") || "/tekton/termination");
   result.termination = termination(terminationPath);
   const lines = stderr.split("\n").filter((line) => line !== "");
   // The command's own stderr lines, in order; of the wrapper's, only whether it said something (its words are its own).
