@@ -104,6 +104,7 @@ const outputsTemplate = {
       { name: "in-folder", valueFrom: { path: "/tmp/d/x" } },
       { name: "no-path", valueFrom: { default: "d" } },
       { name: "through-a-link", valueFrom: { path: "/tmp/p-link" } },
+      { name: "relative", valueFrom: { path: "tmp/p.txt" } },
     ],
     artifacts: [
       { name: "file", path: "/tmp/a.txt" },
@@ -113,6 +114,7 @@ const outputsTemplate = {
       { name: "trailing-slash", path: "/tmp/e/" },
       { name: "link-to-folder", path: "/tmp/d-link" },
       { name: "link-to-file", path: "/tmp/a-link" },
+      { name: "relative", path: "tmp/a.txt" },
     ],
   },
 };
@@ -181,6 +183,8 @@ export const SCENARIOS: Scenario[] = [
   { name: "kubeconfig flag", args: ["emissary", "--kubeconfig", "/nonexistent", "--", "probe", "report"] },
   { name: "no command", args: ["emissary", "--loglevel", "info", "--"] },
   { name: "command without --", args: ["emissary", "probe", "report"] },
+  { name: "command without --, then a flag", args: ["emissary", "probe", "report", "--loglevel", "debug"] },
+  { name: "exitcode is a folder", planted: [{ path: "/var/run/argo/ctr/main", dir: true, mode: 0o777 }, { path: "/var/run/argo/ctr/main/exitcode", dir: true }] },
   {
     name: "dependency ok",
     container: "b",

@@ -25,8 +25,8 @@ const batons: [string, string[]][] = [["bundle", [process.execPath, BATON]]];
 if (!NO_STANDALONE) batons.push(["standalone", [STANDALONE]]);
 const wrappers: [string, string[]][] = [...peers.map((p): [string, string[]] => [p.version, [p.path]]), ...batons];
 
-/** ARGO_CONFORMANCE_ONLY=NAME,NAME: only these scenarios (and only their rows of the table are judged). */
-const only = process.env.ARGO_CONFORMANCE_ONLY?.split(",");
+/** ARGO_CONFORMANCE_ONLY="NAME|NAME": only these scenarios (and only their rows of the table are judged). */
+const only = process.env.ARGO_CONFORMANCE_ONLY?.split("|");
 
 /** wrapper label -> scenario -> fields */
 const results = new Map<string, Map<string, Record<string, string>>>();
