@@ -1,7 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, writeFileSync } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
-import { readBounded } from "../base/safe-files.js";
-import { whyNot } from "./file-error.js";
+import { readBounded, UnsafeFileError } from "../base/safe-files.js";
 import { checkJsonDepth } from "./json-depth.js";
 
 // ARGO_CONTAINER_ARGS_FILE: the controller moves a container's args to its ConfigMap when their JSON is over
@@ -20,7 +19,9 @@ export function appendArgsFile(args: string[], file: string, offloadFolder = "/t
   try {
     data = readBounded(file, ARGS_FILE_LIMIT, { followSymlink: true }); // a ConfigMap's files are symlinks into ..data/
   } catch (error) {
-    throw new BatonError(`failed to read container args file ${whyNot(file, error)}`);
+    // Argo's words ("failed to read container args file F: why"), the why baton's.
+    const why = error instanceof UnsafeFileError ? `it is ${error.message}` : describeSystemError(error);
+    throw new BatonError(`failed to read container args file ${file}: ${why}`);
   }
   const text = data.toString("utf8");
   checkJsonDepth(text, "failed to unmarshal container args");

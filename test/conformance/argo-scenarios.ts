@@ -164,6 +164,15 @@ export const SCENARIOS: Scenario[] = [
   { name: "template from the environment", template: null, env: { ARGO_TEMPLATE: "{}" } },
   { name: "template not JSON", template: "{" },
   { name: "template of wrong types", template: { containerSet: { containers: "a" } } },
+  { name: "template over 1 MiB", template: { metadata: { annotations: { big: "x".repeat(1_100_000) } } } },
+  { name: "template nested 10001 deep", template: `{"metadata":${"[".repeat(10_000)}${"]".repeat(10_000)}}` },
+  { name: "template nested 9999 deep", template: `{"unknown":${"[".repeat(9_998)}${"]".repeat(9_998)}}` },
+  {
+    name: "args file over 4 MiB",
+    env: { ARGO_CONTAINER_ARGS_FILE: "/tmp/args.json" },
+    command: ["probe", "report", "exit", "0"],
+    planted: [{ path: "/tmp/args.json", content: JSON.stringify(["a".repeat(4_200_000)]) }],
+  },
   { name: "template with unknown keys", template: { foo: 1, metadata: { x: "y" }, CONTAINERSET: null } },
   {
     name: "template keys in another case",

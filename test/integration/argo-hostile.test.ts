@@ -130,7 +130,7 @@ test("ARGO_CONTAINER_ARGS_FILE: its args are appended; one over 131072 bytes goe
 test("an args file that is too large, or not a JSON array of strings: exit 64, the command does not run", async () => {
   const work = tempDir();
   for (const [content, message] of [
-    [Buffer.alloc(5 * 1024 * 1024, 0x20), /args\.json is larger than 4194304 bytes/],
+    [Buffer.alloc(5 * 1024 * 1024, 0x20), /args\.json: it is larger than 4194304 bytes/],
     ['{"a": 1}', /not a JSON array of strings/],
     ["[1]", /not a JSON array of strings/],
   ] as const) {
