@@ -3,11 +3,12 @@
 import { step } from "./tekton-basics.js";
 import { READY, type Scenario } from "./tekton-run.js";
 
-/** Every signal a container's runtime or a user can send that the probe can catch, and two real-time ones. */
+/** Every signal a container's runtime or a user can send that the probe can catch (the faults too, sent by kill), and
+ * some real-time ones. */
 const SIGNALS: (NodeJS.Signals | number)[] = [
   "SIGHUP", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGCHLD", "SIGCONT",
   "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGWINCH", "SIGXCPU", "SIGVTALRM", "SIGPROF", "SIGSYS", "SIGABRT",
-  "SIGSTKFLT", "SIGXFSZ", "SIGIO", "SIGPWR", 34, 35, 40, 64,
+  "SIGSTKFLT", "SIGXFSZ", "SIGIO", "SIGPWR", "SIGILL", "SIGTRAP", "SIGBUS", "SIGFPE", "SIGSEGV", 34, 35, 40, 64,
 ];
 
 const AWAITED = `${READY}-awaited`;
