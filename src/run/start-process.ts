@@ -152,11 +152,12 @@ const startedByAddon = (function startedByAddon(addon: NativeAddon, { argv, env 
 });
 
 /** The read end of a command's stdout or stderr pipe as a stream (as child_process gives it), or null for -1. */
-function pipeReader(fd: number): Readable | null {
+// Eager: on the wake-up path (docs/design.md#eager-functions): a plain step calls it too, with -1.
+const pipeReader = (function pipeReader(fd: number): Readable | null {
   if (fd < 0) return null;
   const { Socket } = lazyBuiltin<typeof import("node:net")>("node:net");
   return new Socket({ fd, readable: true, writable: false });
-}
+});
 
 /** A program that could not be started: 'error' on the next tick, as Node emits it. */
 class FailedProcess extends EventEmitter implements SpawnedProcess {
