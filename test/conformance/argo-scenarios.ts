@@ -148,6 +148,18 @@ export const SCENARIOS: Scenario[] = [
   { name: "killed by a signal", command: ["probe", "kill", "9"] },
   { name: "terminated by a signal", command: ["probe", "kill", "15"] },
   { name: "command not found", command: ["no-such-command", "x"] },
+  {
+    name: "command found through a relative PATH entry",
+    env: { PATH: `tmp:${PROBE_DIR}:/usr/bin:/bin` },
+    command: ["tool"],
+    planted: [{ path: "/tmp/tool", content: "#!/bin/sh\nexit 7\n", mode: 0o755 }],
+  },
+  {
+    name: "a folder and a file that is not executable before the command on PATH",
+    env: { PATH: `/tmp/first:/tmp/second:${PROBE_DIR}:/usr/bin:/bin` },
+    command: ["probe", "report"],
+    planted: [{ path: "/tmp/first/probe", dir: true }, { path: "/tmp/second/probe", content: "#!/bin/sh\nexit 7\n", mode: 0o644 }],
+  },
   { name: "command path missing", command: ["/no/such/command"] },
   {
     name: "exec format error",
@@ -237,6 +249,25 @@ export const SCENARIOS: Scenario[] = [
         }
         await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
       }
+    },
+  },
+  {
+    name: "signal file while waiting for a dependency",
+    container: "b",
+    template: AB,
+    planted: PENDING_A,
+    // Not the probe's `listen`: Argo 3.7 reads the signal file the moment the command starts, before the probe could
+    // catch anything. SIGTERM ends the command, whenever it comes.
+    command: ["probe", "sleep", "20000"],
+    during: async (run) => {
+      await waiting(run);
+      writeAs(run, "/var/run/argo/ctr/b/signal", "15");
+      // A wrapper that reads the signal file only once its command runs shows nothing now: it is given three of
+      // Argo's 1 s polls, then the dependency ends.
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      await waitFor(() => (ended ? true : undefined), "", 3_000).catch(() => undefined);
+      writeAs(run, "/var/run/argo/ctr/a/exitcode", "0");
     },
   },
   {
