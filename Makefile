@@ -18,6 +18,8 @@ ADDON_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -s -I$(NODE_INCLU
 NODE_INCLUDE ?= $(shell node -p "require('path').resolve(process.execPath, '../../include/node')")
 # `make sea` builds the standalone folder for x86_64; `make sea ARCH=arm64` for arm64 (cross-built, tested under qemu).
 ARCH ?= x64
+# The probe (test/conformance/probe.c) that every test runner starts through, below (TEST_RUN).
+PROBE := build/conformance/probe
 
 .PHONY: all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance $(addprefix test-node,$(NODE_VERSIONS))
 
@@ -108,8 +110,8 @@ export BATON_PEERS ?= $(HOME)/.cache/baton-peers
 peers:
 	scripts/peers/build.sh
 
-# The conformance suites' command (test/conformance/peers.ts builds it the same way when run without make).
-PROBE = build/conformance/probe
+# The conformance suites' command (test/conformance/peers.ts builds it the same way when run without make); PROBE
+# is defined at the top, before the rules that name it as a prerequisite (make expands those as it reads them).
 $(PROBE): test/conformance/probe.c
 	@mkdir -p $(dir $@)
 	cc -O2 -Wall -Wextra -Werror -static -o $@.$$$$.new $< && mv $@.$$$$.new $@
