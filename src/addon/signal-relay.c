@@ -5,15 +5,24 @@
 // numbers on the main thread (src/process/signals.ts). Only a signal another process sent is relayed (si_pid, which
 // the kernel sets to the process whose write failed, or si_code > 0 for a fault): a SIGPIPE or SIGXFSZ of baton's own is
 // dropped, as Node's SIG_IGN did; a fault of baton's own (or one it raised itself) gets what was there before (Node's
-// handler, or the default action: baton dies of it, as it would have). The handler only writes (async-signal-safe); a
-// full pipe (65536 signals not yet read) drops the byte, as a burst of one standard signal coalesces.
+// handler, or the default action: baton dies of it, as it would have). The handler only writes (async-signal-safe).
+// Only the main thread takes these signals (Node's other threads block them all), so a neighbour that sends them
+// without pause, faster than a handler's turn, kept the main thread in this handler for as long as it went on: no
+// JavaScript ran, and baton, its post file written, did not exit (a storm of real-time signals, which the kernel
+// queues, livelocked it one run in two). So a full pipe (65536 signals not yet read) holds them instead: the handler
+// adds them to the mask the interrupted code gets back as it returns, the kernel queues them meanwhile (and refuses
+// more to their sender once the queue is full, as it would for the command), and the reader lets them through again
+// once it has emptied the pipe; the one that found the pipe full is counted and relayed then.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -22,6 +31,13 @@
 static int relay_fds[2] = {-1, -1};
 static pid_t own_pid;
 static struct sigaction previous[65];
+// The relayed signals that are not faults: those held while the pipe is full (a fault is never held: blocked, the
+// kernel would kill baton for a real one without its handler).
+static sigset_t holdable;
+// Set by the handler when it held them; cleared by the reader on the main thread as it lets them through again.
+static volatile sig_atomic_t held;
+// Signals that found the pipe full, by number: relayed when they are let through again.
+static volatile sig_atomic_t overflow[65];
 
 static bool is_fault(int sig) {
   return sig == SIGILL || sig == SIGTRAP || sig == SIGBUS || sig == SIGFPE || sig == SIGSEGV || sig == SIGSYS;
@@ -54,8 +70,13 @@ static void relay_handler(int sig, siginfo_t *info, void *context) {
   if ((sig == SIGPIPE || sig == SIGXFSZ) && own) return;
   int saved = errno;
   unsigned char byte = (unsigned char)sig;
-  ssize_t ignored = write(relay_fds[1], &byte, 1);
-  (void)ignored;
+  if (write(relay_fds[1], &byte, 1) == -1 && errno == EAGAIN && context != NULL) {
+    overflow[sig]++;  // every handler runs with all signals blocked, on the one thread that takes them: no race
+    ucontext_t *interrupted = context;
+    for (int n = 1; n < 65; n++)
+      if (sigismember(&holdable, n) == 1) sigaddset(&interrupted->uc_sigmask, n);
+    held = 1;
+  }
   errno = saved;
 }
 
@@ -65,22 +86,37 @@ typedef struct {
   napi_ref callback;
 } relay;
 
+static void deliver(relay *r, int sig) {
+  napi_value callback, global, number;
+  napi_get_reference_value(r->env, r->callback, &callback);
+  napi_get_global(r->env, &global);
+  napi_create_int32(r->env, sig, &number);
+  napi_make_callback(r->env, NULL, global, callback, 1, &number, NULL);
+}
+
+// The pipe is empty and the signals were held: those that found it full, then the signals let through again (a
+// queued one's handler runs as the mask changes). On the main thread, whose mask the handler changed.
+static void release(relay *r) {
+  for (int sig = 1; sig < 65; sig++)
+    for (; overflow[sig] > 0; overflow[sig]--) deliver(r, sig);
+  held = 0;
+  pthread_sigmask(SIG_UNBLOCK, &holdable, NULL);
+}
+
 static void on_relayed(uv_poll_t *poll, int status, int flags) {
   (void)status;
   (void)flags;
   relay *r = poll->data;
   unsigned char bytes[64];
-  ssize_t n = read(relay_fds[0], bytes, sizeof bytes);
-  if (n <= 0) return;
   napi_handle_scope scope;
   napi_open_handle_scope(r->env, &scope);
-  napi_value callback, global, number;
-  napi_get_reference_value(r->env, r->callback, &callback);
-  napi_get_global(r->env, &global);
-  for (ssize_t i = 0; i < n; i++) {
-    napi_create_int32(r->env, bytes[i], &number);
-    napi_make_callback(r->env, NULL, global, callback, 1, &number, NULL);
-  }
+  // 64 at most per turn of the event loop, held or not, so that baton's own work goes on between them. Once held, no
+  // handler writes: when this read emptied the pipe (a read of exactly 64 may have: FIONREAD says), they go through
+  // again, since an empty pipe would not wake this callback.
+  ssize_t n = read(relay_fds[0], bytes, sizeof bytes);
+  for (ssize_t i = 0; i < n; i++) deliver(r, bytes[i]);
+  int left = 0;
+  if (held && (n < (ssize_t)sizeof bytes || (ioctl(relay_fds[0], FIONREAD, &left) == 0 && left == 0))) release(r);
   napi_close_handle_scope(r->env, scope);
 }
 
@@ -120,6 +156,7 @@ static napi_value relay_signals(napi_env env, napi_callback_info info) {
   uv_poll_start(&r->poll, UV_READABLE, on_relayed);
   uv_unref((uv_handle_t *)&r->poll);  // a signal listener does not keep the loop alive; neither does this
   own_pid = getpid();
+  sigemptyset(&holdable);
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = relay_handler;
@@ -129,7 +166,9 @@ static napi_value relay_signals(napi_env env, napi_callback_info info) {
     napi_value element;
     int32_t sig = 0;
     if (napi_get_element(env, argv[0], i, &element) != napi_ok || napi_get_value_int32(env, element, &sig) != napi_ok) continue;
-    if (sig > 0 && sig < 65) sigaction(sig, &action, &previous[sig]);  // glibc refuses its own (32, 33): left as they are
+    if (sig <= 0 || sig >= 65) continue;
+    // glibc refuses its own (32, 33): left as they are
+    if (sigaction(sig, &action, &previous[sig]) == 0 && !is_fault(sig)) sigaddset(&holdable, sig);
   }
   napi_create_int32(env, 0, &result);
   return result;
