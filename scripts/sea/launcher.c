@@ -188,6 +188,11 @@ int main(int argc, char **argv) {
   char **env = node_environment();
   if (!env) fail("out of memory", argv0);
   execve(loader, args, env);
+  /* Renamed, each kept variable is 11 bytes longer: one within 11 bytes of the kernel's limit for a single string (128
+   * KiB), or an environment within as much of its limit for them all, no longer fits (E2BIG: baton did not start, exit
+   * 127, no post file, where the step's command would have). Node then starts with them under their own names, as the
+   * bundle's does (docs/reference.md, "Node's variables"), and the command still gets each one unchanged. */
+  if (errno == E2BIG) execve(loader, args, environ);
   fprintf(stderr, "baton: cannot start %s: %s (the launcher needs the lib/ folder it came with beside it)\n", loader,
           strerror(errno));
   return 127;

@@ -59,6 +59,16 @@ test("the standalone build: Node's variables of the step reach only the command,
   }
 });
 
+test("the standalone build: a NODE_* variable that fits exec(2) only under its own name (the kernel's 128 KiB for one string) still starts baton, and the command gets it", { skip: NO_STANDALONE }, async () => {
+  // Renamed BATON_KEPT_<name>, it was 11 bytes too long: the launcher's exec failed (E2BIG), exit 127, no post file.
+  const dir = tempDir();
+  const value = "v".repeat(128 * 1024 - "NODE_LONG=".length - 1 - 4);
+  const exit = await runBaton(["--post-file", join(dir, "post"), "--", "sh", "-c", 'printf %s "$NODE_LONG" | wc -c'], { baton: [STANDALONE], env: cleanEnv({ NODE_LONG: value }) });
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(exit.stdout.trim(), String(value.length));
+  assert.equal(existsSync(join(dir, "post")), true);
+});
+
 test("the bundle: baton writes no coverage or profile for the step's NODE_V8_COVERAGE or NODE_OPTIONS; the command gets them", async () => {
   const dir = tempDir();
   // Node 20 refuses --cpu-prof in NODE_OPTIONS (it would not start): --cpu-prof from Node 22 on.
