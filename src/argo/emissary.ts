@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync, type WriteStream } from "node:fs";
 import { BatonError, describeSystemError } from "../base/errors.js";
 import { readBounded } from "../base/safe-files.js";
-import { holdLivenessLock } from "../handoff/liveness-lock.js";
+import { holdLivenessLock, releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { isTrackedChild } from "../run/children.js";
 import { teeOutput } from "../run/output-tee.js";
 import { shouldBecomeSubreaper, startReaping } from "../run/reaper.js";
@@ -70,6 +70,9 @@ export async function runEmissary(args: readonly string[], env: NodeJS.ProcessEn
     } catch (error) {
       host.warn(`failed to write exit code to ${dir}/exitcode: ${describeSystemError(error)}`);
     }
+    // Its lock goes, and its wake FIFO with baton's exit, as a step's after its post file: left, the FIFO blocked a
+    // reader of every file of ctr/NAME (cat ctr/main/*) for ever.
+    releaseLivenessLock(`${dir}/exitcode`);
   }
 }
 

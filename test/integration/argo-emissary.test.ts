@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { BATON, IS_ROOT, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
+import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
 import { argoPod, writeSignal } from "./argo-helpers.js";
 
 const capture = { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" };
@@ -19,6 +19,20 @@ test("Argo's vectors: Exit0, Exit1: the exit code in ctr/main/exitcode (no newli
   const failed = await pod.start("main", ["sh", "-c", "exit 1"], capture).exited;
   assert.equal(failed.code, 1);
   assert.equal(pod.read("main", "exitcode"), "1");
+});
+
+test("once the emissary has exited, reading every file of ctr/main (cat ctr/main/*) ends: its wake FIFO went with it (bundle and standalone)", async () => {
+  for (const baton of [[process.execPath, BATON], ...(NO_STANDALONE ? [] : [[STANDALONE]])]) {
+    for (const command of [["true"], ["false"], ["no-such-command-anywhere"]]) {
+      const pod = argoPod();
+      pod.template({});
+      const exit = await pod.start("main", command, {}, { baton }).exited;
+      assert.equal(pod.read("main", "exitcode"), String(exit.code), exit.stderr);
+      assert.deepEqual(readdirSync(pod.dir("main")).filter((name) => name.endsWith(".baton-wake")), [], `${baton.at(-1)} ${command[0]}`);
+      const cat = await runBaton([], { baton: ["timeout", "10", "sh", "-c", `cat ${pod.dir("main")}/* > /dev/null`] });
+      assert.equal(cat.code, 0, cat.stderr);
+    }
+  }
 });
 
 test("Argo's vectors: Stdout, Combined: captured in ctr/main/stdout and ctr/main/combined", async () => {
