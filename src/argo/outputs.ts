@@ -99,7 +99,13 @@ function writeOutput<T extends void | Promise<void>>(root: string, destination: 
       removeQuietly(temporary);
       throw failed;
     }
-    renameSync(temporary, destination);
+    try {
+      renameSync(temporary, destination);
+    } catch (error) {
+      // A folder at the destination (EISDIR), say: the temporary must not stay among the outputs.
+      removeQuietly(temporary);
+      throw error;
+    }
   };
   let result: T;
   try {

@@ -4,7 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
 import { argoPod, writeSignal } from "./argo-helpers.js";
 
@@ -32,6 +33,21 @@ test("once the emissary has exited, reading every file of ctr/main (cat ctr/main
       const cat = await runBaton([], { baton: ["timeout", "10", "sh", "-c", `cat ${pod.dir("main")}/* > /dev/null`] });
       assert.equal(cat.code, 0, cat.stderr);
     }
+  }
+});
+
+test("an output parameter whose place in outputs/ is a folder: exit 64, one line, and no temporary file left there (bundle and standalone)", async () => {
+  for (const baton of [[process.execPath, BATON], ...(NO_STANDALONE ? [] : [[STANDALONE]])]) {
+    const pod = argoPod();
+    const value = join(pod.root, "value");
+    writeFileSync(value, "v");
+    pod.template({ outputs: { parameters: [{ name: "p", valueFrom: { path: value } }] } });
+    const place = join(pod.root, "outputs", "parameters", value);
+    mkdirSync(place, { recursive: true });
+    const exit = await pod.start("main", ["true"], {}, { baton }).exited;
+    assert.equal(exit.code, 64, exit.stderr);
+    assert.match(exit.stderr, /^baton: failed to save parameter .*EISDIR\)\n$/);
+    assert.deepEqual(readdirSync(dirname(place)).filter((name) => name.endsWith(".tmp")), [], `${baton.at(-1)}: a temporary left`);
   }
 });
 
