@@ -6,7 +6,7 @@
 // the kernel sets to the process whose write failed, or si_code > 0 for a fault): a SIGPIPE or SIGXFSZ of baton's own is
 // dropped, as Node's SIG_IGN did; a fault of baton's own (or one it raised itself) gets what was there before (Node's
 // handler, or the default action: baton dies of it, as it would have). The handler only writes (async-signal-safe).
-// Only the main thread takes these signals (Node's other threads block them all), so a neighbour that sends them
+// The main thread takes most of these signals (Node's platform threads block them all), so a neighbour that sends them
 // without pause, faster than a handler's turn, kept the main thread in this handler for as long as it went on: no
 // JavaScript ran, and baton, its post file written, did not exit (a storm of real-time signals, which the kernel
 // queues, livelocked it one run in two). So a full pipe (65536 signals not yet read) holds them instead: the handler
@@ -37,7 +37,7 @@ static sigset_t holdable;
 // Set by the handler when it held them; cleared by the reader on the main thread as it lets them through again.
 static volatile sig_atomic_t held;
 // Signals that found the pipe full, by number: relayed when they are let through again.
-static volatile sig_atomic_t overflow[65];
+static sig_atomic_t overflow[65];
 
 static bool is_fault(int sig) {
   return sig == SIGILL || sig == SIGTRAP || sig == SIGBUS || sig == SIGFPE || sig == SIGSEGV || sig == SIGSYS;
@@ -71,7 +71,9 @@ static void relay_handler(int sig, siginfo_t *info, void *context) {
   int saved = errno;
   unsigned char byte = (unsigned char)sig;
   if (write(relay_fds[1], &byte, 1) == -1 && errno == EAGAIN && context != NULL) {
-    overflow[sig]++;  // every handler runs with all signals blocked, on the one thread that takes them: no race
+    // Atomic: a thread Node started before its mask was set (the standalone build's thread pool blocks SIGUSR1 only)
+    // may take one too, while the main thread lets them through; that thread keeps them held, and others take them.
+    __atomic_fetch_add(&overflow[sig], 1, __ATOMIC_RELAXED);
     ucontext_t *interrupted = context;
     for (int n = 1; n < 65; n++)
       if (sigismember(&holdable, n) == 1) sigaddset(&interrupted->uc_sigmask, n);
@@ -98,7 +100,7 @@ static void deliver(relay *r, int sig) {
 // queued one's handler runs as the mask changes). On the main thread, whose mask the handler changed.
 static void release(relay *r) {
   for (int sig = 1; sig < 65; sig++)
-    for (; overflow[sig] > 0; overflow[sig]--) deliver(r, sig);
+    for (int n = __atomic_exchange_n(&overflow[sig], 0, __ATOMIC_RELAXED); n > 0; n--) deliver(r, sig);
   held = 0;
   pthread_sigmask(SIG_UNBLOCK, &holdable, NULL);
 }
