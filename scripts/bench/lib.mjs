@@ -1,6 +1,6 @@
 // Shared pieces of the benchmark: the clean environment, process helpers, the clock, statistics.
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, watch } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, watch } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hasInotifyWatch } from "./inotify.mjs";
 import { PROC } from "./proc.mjs";
@@ -101,8 +101,8 @@ export async function expectExit(child, what, okCodes = [0]) {
 }
 
 /**
- * Resolves once every process in `children` is waiting on an inotify watch (checked from /proc every 5 ms),
- * then lets them settle for `settleMs`, as a step that waits for its turn is idle. A baton that polls instead
+ * Resolves once every process in `children` is waiting on an inotify watch or on its predecessor's lock (checked from
+ * /proc every 5 ms), then lets them settle for `settleMs`, as a step that waits for its turn is idle. A baton that polls instead
  * (the kernel refused a watch: inotify instances are a per-user limit) says so on stderr and counts as ready;
  * after `timeoutMs` we go on anyway and say so once.
  */
@@ -119,7 +119,7 @@ export async function waitUntilWatching(children, { timeoutMs = 5_000, settleMs 
     for (const child of pending) {
       if (/polling/.test(child.stderrSoFar?.() ?? "")) warnOnce("a baton fell back to polling (inotify limit?): its figures include the poll interval");
     }
-    pending = pending.filter((c) => !hasInotifyWatch(c.pid) && !/polling/.test(c.stderrSoFar?.() ?? ""));
+    pending = pending.filter((c) => !hasInotifyWatch(c.pid) && !waitsOnBaton(c.pid) && !/polling/.test(c.stderrSoFar?.() ?? ""));
     if (pending.length === 0) break;
     if (Date.now() > deadline) {
       warnOnce("no inotify watch seen in a waiting baton within the timeout; going on without it");
@@ -128,6 +128,25 @@ export async function waitUntilWatching(children, { timeoutMs = 5_000, settleMs 
     await sleep(5);
   }
   await sleep(settleMs);
+}
+
+/**
+ * True when `pid` holds its predecessor's liveness file (`WAIT.baton-live`) open: a baton waiting on another baton's
+ * post file waits on that file's lock and a wake FIFO, with no inotify watch (docs/design.md "The channel between two
+ * batons").
+ */
+function waitsOnBaton(pid) {
+  try {
+    return readdirSync(`${PROC}/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`${PROC}/${pid}/fd/${fd}`).endsWith(".baton-live");
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }
 
 const warned = new Set();
