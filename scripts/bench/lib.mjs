@@ -102,9 +102,9 @@ export async function expectExit(child, what, okCodes = [0]) {
 
 /**
  * Resolves once every process in `children` is waiting on an inotify watch or on its predecessor's lock (checked from
- * /proc every 5 ms), then lets them settle for `settleMs`, as a step that waits for its turn is idle. A baton that polls instead
- * (the kernel refused a watch: inotify instances are a per-user limit) says so on stderr and counts as ready;
- * after `timeoutMs` we go on anyway and say so once.
+ * /proc every 5 ms), then lets them settle for `settleMs`, as a step that waits for its turn is idle. A baton that
+ * polls instead (the kernel refused a watch: inotify instances are a per-user limit) says so on stderr and counts as
+ * ready; after `timeoutMs` we go on anyway and say so once.
  */
 export async function waitUntilWatching(children, { timeoutMs = 5_000, settleMs = 30 } = {}) {
   const deadline = Date.now() + timeoutMs;
