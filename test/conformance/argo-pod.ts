@@ -36,9 +36,21 @@ const PRIVATE_DEV = [
 const RUN_LIMIT_MS = 60_000;
 const RUNS = resolve(import.meta.dirname, "../../build/conformance/argo-runs");
 
-/** The mount point on this machine, made once: an empty folder /run/argo (/var/run is /run). */
+/**
+ * Where this machine's /tmp stays reachable inside a run, whose /tmp is the run's own: the clone (its probe, bundle,
+ * pinned Node and runs) may itself live under /tmp, as a CI clone may. Bound before the run's /tmp hides it.
+ */
+const HOST_TMP = "/run/baton-conformance-tmp";
+
+/** A path of this machine as a run sees it: one under /tmp is reached through HOST_TMP. */
+export function inside(path: string): string {
+  return path === "/tmp" || path.startsWith("/tmp/") ? HOST_TMP + path.slice("/tmp".length) : path;
+}
+
+/** The mount points on this machine, made once: empty folders /run/argo (/var/run is /run) and HOST_TMP. */
 export function prepareHost(): void {
   mkdirSync("/run/argo", { recursive: true });
+  mkdirSync(HOST_TMP, { recursive: true });
   mkdirSync(RUNS, { recursive: true });
 }
 
@@ -119,11 +131,11 @@ export async function runContainer(spec: RunSpec): Promise<{ fields: Record<stri
   const probeOut = join(dir, "probe.out");
   mkdirSync(join(dir, "dev"));
   // The wrapper starts through the probe's `exec`, with every signal at its default, as a container's PID 1 does.
-  const script = `set -e; ${PRIVATE_DEV}; ${MOUNTS.map(([name, at]) => `mount --bind "$0/${name}" ${at}`).join("; ")}; cd /; exec "${probe()}" exec "$@"`;
+  const script = `set -e; ${PRIVATE_DEV}; mount --bind /tmp ${HOST_TMP}; ${MOUNTS.map(([name, at]) => `mount --bind "$0/${name}" ${at}`).join("; ")}; cd /; exec "${inside(probe())}" exec "$@"`;
   const baton = startBaton(spec.args, {
     pid1: true,
-    baton: ["sh", "-c", script, dir, ...spec.wrapper],
-    env: { ...spec.env, PROBE_OUT: probeOut },
+    baton: ["sh", "-c", script, dir, ...spec.wrapper.map(inside)],
+    env: { ...spec.env, PROBE_OUT: inside(probeOut) },
     cwd: "/",
   });
   const run: Run = {
@@ -164,7 +176,7 @@ const LOG_LINE = /^(time="?\S+"? level=\S+ msg=|Error: |killing \d+ with )/;
 
 function collect(run: Run, exit: Exit, fullView: boolean): Record<string, string> {
   const fields: Record<string, string> = {};
-  const norm = (value: string) => value.split(run.dir).join("$RUN");
+  const norm = (value: string) => value.split(inside(run.dir)).join("$RUN").split(run.dir).join("$RUN");
   fields.exit = exit.signal ? `signal ${exit.signal}` : String(exit.code);
   fields.stdout = JSON.stringify(exit.stdout.split("\n").filter((l) => !LOG_LINE.test(l)).join("\n"));
   // The termination message: what failed, in the emissary's own words, up to the first colon. What follows it is the
@@ -256,7 +268,7 @@ function seen(report: Record<string, unknown>, norm: (v: string) => string): Rec
 export function execInside(pid: number, words: string[], env: Record<string, string>): Promise<Exit> {
   // A session of its own, as a command run over pods/exec has: not the test runner's process group, which a wrapper
   // signalling "its command's group" as seen from inside its namespace could reach.
-  const child = spawn("nsenter", [`--target=${pid}`, "--pid", "--mount", "--", ...words], { env, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000, detached: true });
+  const child = spawn("nsenter", [`--target=${pid}`, "--pid", "--mount", "--", ...words.map(inside)], { env, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000, detached: true });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

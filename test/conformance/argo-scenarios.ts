@@ -4,9 +4,10 @@
 import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { waitFor } from "../integration/helpers.js";
-import { EMISSARY, execInside, probeListening, type Planted, type Run } from "./argo-pod.js";
+import { EMISSARY, execInside, inside, probeListening, type Planted, type Run } from "./argo-pod.js";
 
-export const PROBE_DIR = resolve(import.meta.dirname, "../../build/conformance");
+/** The probe's folder, as a run sees it. */
+export const PROBE_DIR = inside(resolve(import.meta.dirname, "../../build/conformance"));
 
 export interface Scenario {
   name: string;
