@@ -279,7 +279,9 @@ export const SCENARIOS: Scenario[] = [
     during: async (run) => {
       await waiting(run);
       const pid = await run.pid();
-      // Sent again until the wrapper ends: once in its loop, Argo's emissary may still be sleeping its second.
+      // Sent again until the wrapper ends, in case one is lost; but not sooner than 3 s: Argo's emissary, told by the
+      // first, may still be sleeping its 1 s in the loop, and then on its way out, where it gives Go's default back to
+      // SIGTERM: a second one then ends it, as PID 1, with Go's exit 2 (seen under load with a 0.5 s resend).
       let ended = false;
       void run.exited.then(() => (ended = true));
       while (!ended) {
@@ -288,7 +290,7 @@ export const SCENARIOS: Scenario[] = [
         } catch {
           break; // it ended between the check and the kill
         }
-        await Promise.race([run.exited, new Promise((r) => setTimeout(r, 500))]);
+        await Promise.race([run.exited, new Promise((r) => setTimeout(r, 3000))]);
       }
     },
   },
