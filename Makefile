@@ -21,7 +21,7 @@ ARCH ?= x64
 # The probe (test/conformance/probe.c) that every test runner starts through, below (TEST_RUN).
 PROBE := build/conformance/probe
 
-.PHONY: all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance $(addprefix test-node,$(NODE_VERSIONS))
+.PHONY: reference all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance $(addprefix test-node,$(NODE_VERSIONS))
 
 all: build
 
@@ -39,6 +39,10 @@ $(ADDON): $(ADDON_SOURCES) src/addon/wait-events.h src/addon/signal-relay.h
 	$(CC) $(ADDON_FLAGS) -o $@ $(ADDON_SOURCES) -lpthread
 
 build: $(BUNDLE) $(ADDON)
+
+# docs/reference.md's option tables, written from the tables of options in src/ (scripts/reference-flags.ts).
+reference: $(NODE_MODULES)
+	node --import tsx scripts/reference-flags.ts
 
 # --incremental: what tsc learnt of the unchanged files is kept in build/ (a run after a one-file change: ~3 s, not ~6).
 typecheck: $(NODE_MODULES)

@@ -3,7 +3,7 @@ import { emissaryForwards, endsWait, onSignal } from "./process/signals.js";
 import { checkStepPaths, namedAsGiven } from "./cli/check-paths.js";
 import { checkPostFileNames, clearEarlierOutcome } from "./handoff/post-file.js";
 import { holdLivenessLock, letWaitersStart, PostFileTaken } from "./handoff/liveness-lock.js";
-import { HELP, VERSION } from "./cli/help.js";
+import { stepHelp, VERSION } from "./cli/help.js";
 import { findPostFile, parseStepOptions, type StepOptions } from "./cli/step-options.js";
 import { findTektonPostFile, isTektonArgv, TEKTON_SUBCOMMANDS, translateTektonArgv } from "./cli/tekton-argv.js";
 import { BatonError, EXIT_FAILURE } from "./base/errors.js";
@@ -22,7 +22,7 @@ import { exitBaton } from "./process/exit.js";
 async function main(argv: string[]): Promise<number> {
   const first = argv[0];
   if (first === "--help" || first === "-h" || first === "help") {
-    process.stdout.write(HELP);
+    process.stdout.write(stepHelp());
     return 0;
   }
   if (first === "--version" || first === "version") {
@@ -49,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
       throw error;
     }
     if (tekton.kind === "help") {
-      process.stdout.write(HELP);
+      process.stdout.write(stepHelp());
       return 0;
     }
     if (tekton.kind === "subcommand") return installMode(tekton.name, tekton.args);

@@ -51,7 +51,7 @@ export function checkCanAppear(file: string, what = "wait file"): void {
   if (Buffer.byteLength(file) >= PATH_MAX) throw usageError(`${what} ${file} can never appear: its path is over ${PATH_MAX - 1} bytes`);
   for (let folder = dirname(file); ; folder = dirname(folder)) {
     const stats = statOrUndefined(folder);
-    if (stats && !stats.isDirectory()) throw usageError(`wait file ${file} can never appear: ${folder} is a file`);
+    if (stats && !stats.isDirectory()) throw usageError(`${what} ${file} can never appear: ${folder} is a file`);
     if (stats || folder === dirname(folder)) return;
   }
 }

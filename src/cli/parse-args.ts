@@ -1,11 +1,38 @@
 import { usageError } from "../base/errors.js";
 
-// A small table-driven parser instead of commander: every step of every pod pays its start-up (~5 ms, see the Dependencies table in README.md).
+// A small table-driven parser instead of commander: every step of every pod would pay its start-up (measured in
+// README.md's Dependencies table, `node scripts/bench/deps.mjs`).
 // Parsing stops at "--" or at the first argument that is not an option, like tini and getopt's "+" mode,
 // so the command's own flags are never taken for baton's.
 
 export type OptionKind = "flag" | "value" | "list";
-export type OptionTable = Readonly<Record<string, OptionKind>>;
+
+/**
+ * One option, declared once: the parser reads this table, `--help` prints its help lines (src/cli/help.ts) and
+ * docs/reference.md's option tables are its reference lines (scripts/reference-flags.ts writes them,
+ * test/unit/flag-table.test.ts fails when the page and the table differ).
+ */
+export interface Flag {
+  /** Without the leading "--". */
+  name: string;
+  /** flag: takes no value; value: the last one given wins; list: repeatable, every value kept in order. */
+  kind: OptionKind;
+  /** What the value is, as --help and the reference name it: PATH, DURATION, NAMES... (choices: those, "|"-joined). */
+  arg?: string;
+  /** The value used when the option is not given, as a user would write it; --help and the reference state it. */
+  default?: string;
+  /** The only values allowed; anything else is a usage error. */
+  choices?: readonly string[];
+  /** Tekton's entrypoint's spelling of this flag (`-wait_file`), which src/cli/tekton-argv.ts turns into this one. */
+  tekton?: string;
+  /** Tekton's flag collects every value given (the credential flags); other Tekton flags keep the last one. */
+  tektonRepeats?: true;
+  /** One line of `--help`, without the default. */
+  help: string;
+  /** The option's row in docs/reference.md (Markdown), without the default. */
+  reference: string;
+}
+export type FlagTable = readonly Flag[];
 
 export interface ParsedArgs {
   /** Option name (without "--") -> its value: true for a flag, the last string for a value, every string for a list. */
@@ -14,7 +41,7 @@ export interface ParsedArgs {
   rest: string[];
 }
 
-export function parseArgs(argv: readonly string[], table: OptionTable): ParsedArgs {
+export function parseArgs(argv: readonly string[], table: FlagTable): ParsedArgs {
   // No prototype, and only the table's own names: an option named after an Object.prototype property (--constructor,
   // --toString, --__proto__) is unknown like any other, never a function found on the prototype.
   const options: ParsedArgs["options"] = Object.create(null) as ParsedArgs["options"];
@@ -29,8 +56,9 @@ export function parseArgs(argv: readonly string[], table: OptionTable): ParsedAr
     if (!arg.startsWith("--")) throw usageError(`unknown option ${arg} (see baton --help)`);
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq === -1 ? undefined : eq);
-    const kind = Object.hasOwn(table, name) ? table[name] : undefined;
-    if (kind === undefined) throw usageError(`unknown option --${name} (see baton --help)`);
+    const flag = table.find((f) => f.name === name);
+    if (flag === undefined) throw usageError(`unknown option --${name} (see baton --help)`);
+    const kind = flag.kind;
     if (kind === "flag") {
       if (eq !== -1) throw usageError(`option --${name} takes no value`);
       options[name] = true;
@@ -40,6 +68,9 @@ export function parseArgs(argv: readonly string[], table: OptionTable): ParsedAr
     if (eq !== -1) value = arg.slice(eq + 1);
     else if (i + 1 < argv.length) value = argv[++i]!;
     else throw usageError(`option --${name} needs a value`);
+    if (flag.choices && !flag.choices.includes(value)) {
+      throw usageError(`invalid --${name} "${value}": use ${flag.choices.join(" or ")}`);
+    }
     if (kind === "list") {
       const list = options[name];
       options[name] = Array.isArray(list) ? [...list, value] : [value];
@@ -53,6 +84,11 @@ export function parseArgs(argv: readonly string[], table: OptionTable): ParsedAr
 export function stringOption(parsed: ParsedArgs, name: string): string | undefined {
   const value = parsed.options[name];
   return typeof value === "string" ? value : undefined;
+}
+
+/** The option's value, or the table's default for it when it was not given. */
+export function valueOrDefault(parsed: ParsedArgs, table: FlagTable, name: string): string | undefined {
+  return stringOption(parsed, name) ?? table.find((f) => f.name === name)?.default;
 }
 
 export function listOption(parsed: ParsedArgs, name: string): string[] {

@@ -1,6 +1,7 @@
 import { usageError } from "../base/errors.js";
 import { parseDuration } from "./duration.js";
-import { findOptionValue, listOption, parseArgs, stringOption, type OptionTable } from "./parse-args.js";
+import { findOptionValue, listOption, parseArgs, stringOption, valueOrDefault } from "./parse-args.js";
+import { ALL_STEP_FLAGS } from "./step-flags.js";
 
 /** Everything step mode needs, typed and checked. Durations are in milliseconds; 0 means "none". */
 export interface StepOptions {
@@ -68,41 +69,8 @@ export type OnError = "continue" | "stopAndFail";
 export function tektonRoot(env: NodeJS.ProcessEnv): string {
   return env.BATON_TEKTON_ROOT || "/tekton";
 }
-/** Between the stop signal and SIGKILL, for a step's --timeout/--cancel-file and a sidecar's stop alike. */
-export const DEFAULT_GRACE_PERIOD_MS = 10_000;
-
-export const STEP_OPTIONS: OptionTable = {
-  "wait-file": "list",
-  "wait-file-content": "flag",
-  "wait-timeout": "value",
-  "post-file": "value",
-  "step-metadata-dir": "value",
-  "termination-path": "value",
-  results: "list",
-  "results-dir": "value",
-  timeout: "value",
-  "grace-period": "value",
-  "on-error": "value",
-  "stdout-path": "value",
-  "stderr-path": "value",
-  "cancel-file": "value",
-  entrypoint: "value",
-  events: "value",
-  "step-results": "list",
-  when: "value",
-  "result-from": "value",
-  "compress-termination-message": "flag",
-  "breakpoint-on-failure": "flag",
-  "debug-before-step": "flag",
-  "basic-docker": "list",
-  "docker-config": "list",
-  "docker-cfg": "list",
-  "basic-git": "list",
-  "ssh-git": "list",
-};
-
 export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): StepOptions {
-  const parsed = parseArgs(argv, STEP_OPTIONS);
+  const parsed = parseArgs(argv, ALL_STEP_FLAGS);
   const entrypoint = stringOption(parsed, "entrypoint");
   const command = entrypoint === undefined ? parsed.rest : [entrypoint, ...parsed.rest];
   if (command.length === 0 || command[0] === "") {
@@ -115,7 +83,6 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
   }
   const waitTimeout = stringOption(parsed, "wait-timeout");
   const timeout = stringOption(parsed, "timeout");
-  const gracePeriod = stringOption(parsed, "grace-period");
   return {
     waitFiles: listOption(parsed, "wait-file").map((file) => nonEmpty(file, "wait-file")),
     waitFileContent: parsed.options["wait-file-content"] === true,
@@ -128,8 +95,8 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     results: listOption(parsed, "results").flatMap((list) => resultNames(list)),
     resultsDir: optionalPath(stringOption(parsed, "results-dir"), "results-dir") ?? `${tektonRoot(env)}/results`,
     timeoutMs: timeout === undefined ? 0 : parseDuration(timeout, "--timeout"),
-    gracePeriodMs: gracePeriod === undefined ? DEFAULT_GRACE_PERIOD_MS : parseDuration(gracePeriod, "--grace-period"),
-    onError: onError(stringOption(parsed, "on-error")),
+    gracePeriodMs: parseDuration(valueOrDefault(parsed, ALL_STEP_FLAGS, "grace-period")!, "--grace-period"),
+    onError: valueOrDefault(parsed, ALL_STEP_FLAGS, "on-error") as OnError,
     stdoutPath: optionalPath(stringOption(parsed, "stdout-path"), "stdout-path"),
     stderrPath: optionalPath(stringOption(parsed, "stderr-path"), "stderr-path"),
     cancelFile: optionalPath(stringOption(parsed, "cancel-file"), "cancel-file"),
@@ -137,7 +104,7 @@ export function parseStepOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     stepResults: listOption(parsed, "step-results").flatMap((list) => resultNames(list, "--step-results")),
     // Checked (a usage error) before the wait by src/tekton/when.ts, loaded only for a step with a `when`.
     when: stringOption(parsed, "when") || undefined,
-    resultFrom: resultFrom(stringOption(parsed, "result-from")),
+    resultFrom: valueOrDefault(parsed, ALL_STEP_FLAGS, "result-from") as ResultFrom,
     compressTerminationMessage: parsed.options["compress-termination-message"] === true,
     breakpointOnFailure: parsed.options["breakpoint-on-failure"] === true,
     debugBeforeStep: parsed.options["debug-before-step"] === true,
@@ -167,16 +134,6 @@ export function resultNames(list: string, option = "--results"): string[] {
     }
   }
   return names;
-}
-
-function resultFrom(value: string | undefined): ResultFrom {
-  if (value === undefined || value === "termination-message" || value === "sidecar-logs") return value ?? "termination-message";
-  throw usageError(`invalid --result-from "${value}": use termination-message or sidecar-logs`);
-}
-
-function onError(value: string | undefined): OnError {
-  if (value === undefined || value === "stopAndFail" || value === "continue") return value ?? "stopAndFail";
-  throw usageError(`invalid --on-error "${value}": use continue or stopAndFail`);
 }
 
 function positive(ms: number): number {

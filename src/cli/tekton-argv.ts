@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { BatonError, usageError } from "../base/errors.js";
+import { ALL_STEP_FLAGS } from "./step-flags.js";
 import { tektonRoot } from "./step-options.js";
 
 // Tekton's pod builder starts its entrypoint with Go-style flags: one dash, underscores, `-flag value` or
@@ -9,35 +10,27 @@ import { tektonRoot } from "./step-options.js";
 
 type GoFlagKind = "bool" | "string" | "repeatable";
 
-/** Every flag of Tekton's entrypoint (cmd/entrypoint/main.go, spire.go, creds flags), and the baton option it becomes. */
-const FLAGS: Readonly<Record<string, { kind: GoFlagKind; option: string }>> = {
-  entrypoint: { kind: "string", option: "--entrypoint" },
-  wait_file: { kind: "string", option: "--wait-file" },
-  wait_file_content: { kind: "bool", option: "--wait-file-content" },
-  post_file: { kind: "string", option: "--post-file" },
-  termination_path: { kind: "string", option: "--termination-path" },
-  results: { kind: "string", option: "--results" },
-  step_results: { kind: "string", option: "--step-results" },
-  step_metadata_dir: { kind: "string", option: "--step-metadata-dir" },
-  timeout: { kind: "string", option: "--timeout" },
-  on_error: { kind: "string", option: "--on-error" },
-  stdout_path: { kind: "string", option: "--stdout-path" },
-  stderr_path: { kind: "string", option: "--stderr-path" },
-  when_expressions: { kind: "string", option: "--when" },
-  result_from: { kind: "string", option: "--result-from" },
-  compress_termination_message: { kind: "bool", option: "--compress-termination-message" },
-  breakpoint_on_failure: { kind: "bool", option: "--breakpoint-on-failure" },
-  debug_before_step: { kind: "bool", option: "--debug-before-step" },
-  // Credential flags (pkg/credentials/{dockercreds,gitcreds}): one value per occurrence, in order.
-  "basic-docker": { kind: "repeatable", option: "--basic-docker" },
-  "docker-config": { kind: "repeatable", option: "--docker-config" },
-  "docker-cfg": { kind: "repeatable", option: "--docker-cfg" },
-  "basic-git": { kind: "repeatable", option: "--basic-git" },
-  "ssh-git": { kind: "repeatable", option: "--ssh-git" },
-  // SPIRE: baton does not sign results. -enable_spire is refused below; the socket path alone asks for nothing.
+type GoFlag = { kind: GoFlagKind; option: string };
+
+/** SPIRE: baton does not sign results. -enable_spire is refused below; the socket path alone asks for nothing. */
+const SPIRE_FLAGS: Readonly<Record<string, GoFlag>> = {
   enable_spire: { kind: "bool", option: "" },
   spire_socket_path: { kind: "string", option: "" },
 };
+
+/**
+ * Every flag of Tekton's entrypoint (cmd/entrypoint/main.go, spire.go, creds flags), and the baton option it becomes:
+ * the `tekton` spellings of step mode's table (step-flags.ts), made only for a Tekton argument vector.
+ */
+function goFlags(): Map<string, GoFlag> {
+  const flags = new Map(Object.entries(SPIRE_FLAGS));
+  for (const flag of ALL_STEP_FLAGS) {
+    if (flag.tekton === undefined) continue;
+    const kind = flag.kind === "flag" ? "bool" : flag.tektonRepeats ? "repeatable" : "string";
+    flags.set(flag.tekton, { kind, option: `--${flag.name}` });
+  }
+  return flags;
+}
 
 /** Flags that Tekton's entrypoint does not have (it exits 2 on them too), with where they come from. */
 const NOT_TEKTON: Readonly<Record<string, string>> = {
@@ -73,6 +66,7 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
   const flagWords = terminator === -1 ? argv : argv.slice(0, terminator);
   const commandArgs = terminator === -1 ? [] : argv.slice(terminator + 1);
 
+  const flags = goFlags();
   const values = new Map<string, string>(); // Go's flag package: the last value given wins
   const repeated = new Map<string, string[]>(); // ...except for the credential flags, which collect every value
   let i = 0;
@@ -85,7 +79,7 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
     // Go's flag package answers -h and -help (either dash) wherever they come among the flags: usage, exit 0.
     if (name === "h" || name === "help") return { kind: "help" };
     // Own names only: -toString, -constructor or -__proto__ are unknown flags, not Object.prototype's properties.
-    const spec = Object.hasOwn(FLAGS, name) ? FLAGS[name] : undefined;
+    const spec = flags.get(name);
     if (!spec) {
       const why = Object.hasOwn(NOT_TEKTON, name) ? NOT_TEKTON[name] : undefined;
       throw usageError(why ? `-${name} is not a flag of Tekton's entrypoint (${why})` : `unknown Tekton entrypoint flag -${name} (see baton --help)`);
@@ -115,7 +109,7 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
   }
   const options: string[] = [];
   for (const [name, value] of values) {
-    const { kind, option } = FLAGS[name]!;
+    const { kind, option } = flags.get(name)!;
     if (option === "") continue;
     if (name === "wait_file") {
       for (const file of value.split(",")) if (file !== "") options.push(option, file);
@@ -129,7 +123,7 @@ export function translateTektonArgv(argv: readonly string[], env: NodeJS.Process
       options.push(option, value);
     }
   }
-  for (const [name, list] of repeated) for (const value of list) options.push(FLAGS[name]!.option, value);
+  for (const [name, list] of repeated) for (const value of list) options.push(flags.get(name)!.option, value);
   // keep-pod-on-cancel: the controller mounts the downward-API file /tekton/downward/cancel (empty until the TaskRun is
   // cancelled) and Tekton's entrypoint watches it in every step. Only where it is mounted: one stat, no watch otherwise.
   const cancelFile = `${tektonRoot(env)}/downward/cancel`;

@@ -4,31 +4,29 @@ import { findOptionValue } from "../cli/parse-args.js";
 import { usageError } from "../base/errors.js";
 import { configureEvents, emit } from "../report/events.js";
 import { NAME_MAX, statOrUndefined } from "../base/files.js";
+import { helpLines } from "../cli/help.js";
+import { SIDECAR_FLAGS } from "./flags.js";
 import { parseSidecarOptions, type SidecarOptions } from "./options.js";
 import { markNotReady, runSidecar, type SidecarIO } from "./run-sidecar.js";
 import { basename, dirname } from "node:path";
 
-export const SIDECAR_HELP = `Usage:
+/** `baton sidecar --help`, from the table of sidecar options (flags.ts). */
+export function sidecarHelp(): string {
+  return `Usage:
   baton sidecar --stop-file PATH... [options] [-- COMMAND [ARG...]]
 
 Runs a sidecar (or, without a COMMAND, stops one baton cannot wrap) for as long as the steps run.
 
 Sidecar options:
-  --stop-file PATH         stop when PATH or PATH.err appears (repeatable: any of them); the last step's post file
-  --grace-period DURATION  time between the stop signal and SIGKILL (default 10s)
-  --stop-signal SIG        the signal that stops the COMMAND's process group (default SIGTERM)
-  --ready-probe PROBE      tcp:HOST:PORT, http://HOST:PORT/PATH (2xx), file:PATH or exec:COMMAND; polled every 100 ms
-  --ready-file PATH        written (non-empty) once the probe succeeds; PATH.err if the sidecar dies before that
-  --stop-url URL           POST to URL once a stop file appears (repeatable), e.g. http://127.0.0.1:15020/quitquitquit
-  --events PATH|stderr     write lifecycle events as JSON lines (also: BATON_EVENTS)
-
+${helpLines(SIDECAR_FLAGS)}
 Exit codes: 0 when stopped by a stop file (whatever the sidecar's own code); the sidecar's own code (128+N for
 signal N) when it ends first; 128+N when signal N ends the wait of a sidecar-less baton; 2 usage error.
 `;
+}
 
 export async function sidecarMode(argv: string[], io: SidecarIO): Promise<number> {
   if (argv[0] === "--help" || argv[0] === "-h") {
-    process.stdout.write(SIDECAR_HELP);
+    process.stdout.write(sidecarHelp());
     return 0;
   }
   let options: SidecarOptions;

@@ -1,10 +1,11 @@
 import { constants } from "node:os";
 import { parseDuration } from "../cli/duration.js";
-import { listOption, parseArgs, stringOption, type OptionTable } from "../cli/parse-args.js";
-import { DEFAULT_GRACE_PERIOD_MS, safetyPollFromEnv } from "../cli/step-options.js";
+import { listOption, parseArgs, stringOption, valueOrDefault } from "../cli/parse-args.js";
+import { safetyPollFromEnv } from "../cli/step-options.js";
 import { usageError } from "../base/errors.js";
 import { CONTROL, parseProbe, type Probe } from "./probe.js";
 import { redactPassword } from "../base/redact.js";
+import { SIDECAR_FLAGS } from "./flags.js";
 
 /** Everything sidecar mode needs, typed and checked. Durations are in milliseconds. */
 export interface SidecarOptions {
@@ -22,18 +23,8 @@ export interface SidecarOptions {
   command: string[];
 }
 
-export const SIDECAR_OPTIONS: OptionTable = {
-  "stop-file": "list",
-  "grace-period": "value",
-  "stop-signal": "value",
-  "ready-probe": "value",
-  "ready-file": "value",
-  "stop-url": "list",
-  events: "value",
-};
-
 export function parseSidecarOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): SidecarOptions {
-  const parsed = parseArgs(argv, SIDECAR_OPTIONS);
+  const parsed = parseArgs(argv, SIDECAR_FLAGS);
   const command = parsed.rest;
   if (command.length > 0 && command[0] === "") throw usageError("the sidecar's command is empty");
   const stopFiles = listOption(parsed, "stop-file").map((file) => nonEmpty(file, "stop-file"));
@@ -58,8 +49,8 @@ export function parseSidecarOptions(argv: readonly string[], env: NodeJS.Process
   }
   return {
     stopFiles,
-    gracePeriodMs: gracePeriod === undefined ? DEFAULT_GRACE_PERIOD_MS : parseDuration(gracePeriod, "--grace-period"),
-    stopSignal: stopSignal === undefined ? "SIGTERM" : parseSignal(stopSignal),
+    gracePeriodMs: parseDuration(valueOrDefault(parsed, SIDECAR_FLAGS, "grace-period")!, "--grace-period"),
+    stopSignal: parseSignal(valueOrDefault(parsed, SIDECAR_FLAGS, "stop-signal")!),
     readyProbe: probe === undefined ? undefined : parseProbe(probe),
     readyFile: readyFile === undefined ? undefined : nonEmpty(readyFile, "ready-file"),
     stopUrls,

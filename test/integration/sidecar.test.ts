@@ -303,6 +303,7 @@ test("as PID 1, the killer stopped by SIGTERM while waiting exits 143 and POSTs 
 
 test("usage errors: exit 2, one line, and READY.err so the first step does not wait forever", async () => {
   const dir = tempDir();
+  writeFileSync(join(dir, "a-file"), "");
   const ready = join(dir, "ready");
   const cases: [string[], RegExp][] = [
     [["--", "sleep", "1"], /needs at least one --stop-file/],
@@ -315,6 +316,8 @@ test("usage errors: exit 2, one line, and READY.err so the first step does not w
     // Audit finds: a stop file that can never appear was waited for for ever; a ready file whose .err cannot be named
     // was an internal error that left neither READY nor READY.err.
     [["--stop-file", join(dir, "s".repeat(256)), "--", "sleep", "1"], /stop file .* can never appear: a name in it is over 255 bytes/],
+    // A stop file below a file was called a "wait file" in this message.
+    [["--stop-file", join(dir, "a-file", "x"), "--", "sleep", "1"], /stop file \S+\/a-file\/x can never appear: \S+\/a-file is a file/],
     [["--stop-file", join(dir, "last"), "--ready-probe", "tcp:127.0.0.1:1", "--ready-file", join(dir, "r".repeat(253)), "--", "sleep", "1"], /ready file name r+ is too long: r+\.err must fit 255 bytes/],
   ];
   for (const [args, message] of cases) {

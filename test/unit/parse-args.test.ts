@@ -1,10 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseArgs } from "../../src/cli/parse-args.js";
+import { parseArgs, type FlagTable } from "../../src/cli/parse-args.js";
 import { findPostFile, parseStepOptions } from "../../src/cli/step-options.js";
 import { BatonError } from "../../src/base/errors.js";
 
-const table = { "wait-file": "list", "post-file": "value", quiet: "flag" } as const;
+const table: FlagTable = [
+  { name: "wait-file", kind: "list", help: "", reference: "" },
+  { name: "post-file", kind: "value", help: "", reference: "" },
+  { name: "quiet", kind: "flag", help: "", reference: "" },
+];
 
 test("reads values in both forms, repeats lists, stops at --", () => {
   const parsed = parseArgs(["--wait-file", "a", "--wait-file=b", "--post-file=p", "--quiet", "--", "cmd", "--wait-file"], table);
