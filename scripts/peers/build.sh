@@ -23,10 +23,13 @@ if ! command -v tini >/dev/null; then
 fi
 goversion=$(go env GOVERSION)
 
-# peer  module folder  package  binary
-peers="tekton-entrypoint tekton github.com/tektoncd/pipeline/cmd/entrypoint entrypoint
-argoexec argo github.com/argoproj/argo-workflows/v4/cmd/argoexec argoexec
-argoexec-v3 argo-v3 github.com/argoproj/argo-workflows/v3/cmd/argoexec argoexec"
+# peer  module folder  the module that names the version  package  binary
+# otelcol is the OpenTelemetry Collector, assembled by a main package of ours (scripts/peers/collector/main.go) from the
+# Collector's modules at one release: the tracing tests' collector (test/tracing/collector.ts).
+peers="tekton-entrypoint tekton github.com/tektoncd/pipeline github.com/tektoncd/pipeline/cmd/entrypoint entrypoint
+argoexec argo github.com/argoproj/argo-workflows/v4 github.com/argoproj/argo-workflows/v4/cmd/argoexec argoexec
+argoexec-v3 argo-v3 github.com/argoproj/argo-workflows/v3 github.com/argoproj/argo-workflows/v3/cmd/argoexec argoexec
+otelcol collector go.opentelemetry.io/collector/otelcol . otelcol"
 
 # A module zip holds no symbolic links (Go drops them), and Argo's repository has one that its Linux build needs
 # (workflow/executor/osspecific/signal_linux.go, a link to signal_darwin.go): the module as the proxy serves it does not
@@ -51,12 +54,13 @@ restore_symlinks() {
 
 table="$out/peers.tsv.new"
 printf 'peer\tversion\tpath\tsha256\n' > "$table"
-echo "$peers" | while read -r peer folder package binary; do
-  module=$(sed -n 's/^require \([^ ]*\) \(v[^ ]*\)$/\1/p' "$here/$folder/go.mod")
-  version=$(sed -n 's/^require \([^ ]*\) \(v[^ ]*\)$/\2/p' "$here/$folder/go.mod")
+echo "$peers" | while read -r peer folder module package binary; do
+  # The version go.mod requires of the module, on a `require` line of its own or in a block.
+  version=$(awk -v m="$module" '$1 == "require" && $2 == m { print $3 } $1 == m { print $2 }' "$here/$folder/go.mod")
   dir="$out/$peer-$version"
-  # The stamp: what the binary was built from. A changed go.mod, go.sum, symlinks, this script or Go rebuilds it.
-  stamp="$goversion $(cat "$0" "$here/$folder/go.mod" "$here/$folder/go.sum" "$here/$folder/symlinks" 2>/dev/null | sha256sum | cut -c1-64)"
+  # The stamp: what the binary was built from. A changed go.mod, go.sum, symlinks, Go file of ours (the collector's
+  # main.go), this script or Go rebuilds it.
+  stamp="$goversion $(cat "$0" "$here/$folder/go.mod" "$here/$folder/go.sum" "$here/$folder/symlinks" "$here/$folder/"*.go 2>/dev/null | sha256sum | cut -c1-64)"
   if [ ! -x "$dir/$binary" ] || [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "peers: building $peer $version ($module, $goversion)" >&2
     mkdir -p "$dir"
