@@ -108,8 +108,9 @@ test-standalone: $(NODE_MODULES) $(TEST_NODES) $(BUNDLE) $(ADDON) $(SEA) $(SEA_A
 test: typecheck $(addprefix test-node,$(NODE_VERSIONS)) test-standalone
 
 # The real programs baton stands in for, built from their pinned Go modules (a go.mod and go.sum each in scripts/peers) into
-# $(PEERS_DIR), kept between runs: Tekton's entrypoint, Argo's argoexec (4.0 and 3.7), and Debian's tini
-# (docs/development.md, "The real peers"). The first build takes minutes; a later one nothing.
+# $(PEERS_DIR), kept between runs: Tekton's entrypoint, Argo's argoexec (4.0 and 3.7), Debian's tini, and the
+# OpenTelemetry Collector that the tracing tests send to (docs/development.md, "The real peers"). The first build takes
+# minutes; a later one nothing.
 export BATON_PEERS ?= $(HOME)/.cache/baton-peers
 peers:
 	scripts/peers/build.sh
@@ -124,8 +125,9 @@ $(PROBE): test/conformance/probe.c
 # field by field; a difference must be listed in docs/tekton.md or docs/argo.md (test/conformance/differences.ts).
 # The suites start through the probe's `exec`, every signal at its default: make's posix_spawn (glibc's) leaves signals
 # 32 and 33 ignored in its recipes, which a peer would pass on to its command, and no run in a pod starts so.
+# test/tracing: baton's spans at the real OpenTelemetry Collector, a peer too (docs/development.md, "The real collector").
 conformance: $(BUNDLE) $(ADDON) $(TEST_NODES) $(SEA) peers $(PROBE)
-	PATH=$(call node_bin,24):$$PATH $(TEST_RUN) --test-concurrency=2 test/conformance/*.test.ts
+	PATH=$(call node_bin,24):$$PATH $(TEST_RUN) --test-concurrency=2 test/conformance/*.test.ts test/tracing/*.test.ts
 
 # The standalone folder (docs/standalone.md): Node 24 from npm as a single executable application, the glibc
 # loader and libraries beside it, a static launcher. Its tools live in scripts/sea/node_modules, apart from the main
