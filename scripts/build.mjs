@@ -1,5 +1,5 @@
 // Bundles src/main.ts into dist/baton.cjs: one self-contained CommonJS file that runs on Node >= 20
-// with nothing beside it. CJS because it starts ~5 ms faster than an ESM bundle.
+// with nothing beside it. CJS because it starts faster than an ESM bundle (README.md, Dependencies).
 // Code that only some steps run is built apart and appended to the bundle as a payload inside a trailing block
 // comment, which V8 skips without parsing (src/process/chunks.ts loads a chunk from it when a step needs it):
 //   baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
@@ -9,8 +9,7 @@
 //   baton-stack.cjs   an internal error's stack mapped to src/ with BATON_DEBUG=1 (src/process/source-stack.ts)
 // Each is a mark line `@baton-chunk NAME SHA256 CRC32` (the loader checks the CRC-32, or the SHA-256 on a Node without
 // zlib.crc32) and the chunk compressed with brotli, in base64 on one line (base64 has no `*/`, so the comment cannot
-// end early). Compressed, the payload is ~90 KB instead of ~300 KB: V8 keeps the
-// whole file's text in memory, in every step.
+// end early). Compressed, because V8 keeps the whole file's text in memory, in every step.
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";

@@ -32,7 +32,7 @@ export const READ_LIMIT = {
   terminationMessage: 4096,
   /** A credential file: a Kubernetes Secret holds at most 1 MiB. */
   secret: 1024 * 1024,
-  /** A script under <root>/scripts: a pod spec (which carries it) is at most ~1.5 MiB in etcd. */
+  /** A script under <root>/scripts: a pod spec (which carries it) is at most 1.5 MiB in etcd (its request limit). */
   script: 2 * 1024 * 1024,
   /** A debug breakpoint's exit-code file: an integer. */
   exitCode: 4096,
@@ -160,8 +160,8 @@ export function temporaryName(name: string): string {
 
 /**
  * `count` unpredictable bytes from the kernel's /dev/urandom (never blocks). Not node:crypto: loading it costs every
- * step ~1.2 MiB of RssAnon on Node 24 (~0.7 on Node 20), and every step makes a name at its start (its liveness file).
- * node:crypto only where /dev/urandom cannot be read.
+ * waiting step RssAnon (measured in docs/design.md#what-a-waiting-step-holds), and every step makes a name at its
+ * start (its liveness file). node:crypto only where /dev/urandom cannot be read.
  */
 function randomBytes(count: number): Buffer {
   const bytes = Buffer.alloc(count);

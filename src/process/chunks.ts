@@ -6,14 +6,14 @@ import { lazyBuiltin } from "../base/builtin.js";
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
 // appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.
 // Every step reads and pre-parses dist/baton.cjs at start-up, and a feature's code inside it as code would cost every
-// step (~8 M instructions for 20 KB), while a comment is skipped at no measurable cost (docs/design.md#start-up).
+// step its pre-parse, while a comment is skipped at no measurable cost (measured: docs/design.md#start-up).
 // The standalone build carries the same comment as a SEA asset, since it has no JavaScript file of its own to read.
 //
-// Each chunk has one loader beside its code (src/tekton/load.ts, load-cel.ts, src/init/load.ts, src/argo/load.ts,
-// src/process/internal-error.ts), which declares what the chunk provides (an interface its entry module must satisfy)
-// and calls loadChunk with the chunk's name and the import of its entry: the import runs from the sources (the unit
-// tests), and the build leaves it out of the bundle (scripts/build.mjs). BATON_BUNDLED, which the build defines, is
-// tested here only.
+// Each chunk has one loader beside its code (src/tekton/load.ts, src/init/load.ts, src/argo/load.ts,
+// src/process/internal-error.ts; the CEL chunk's, src/tekton/cel-worker.ts, compiles it in its worker thread from
+// chunkCode), which declares what the chunk provides (an interface its entry module must satisfy) and calls loadChunk
+// with the chunk's name and the import of its entry: the import runs from the sources (the unit tests), and the build
+// leaves it out of the bundle (scripts/build.mjs). BATON_BUNDLED, which the build defines, is tested here only.
 //
 // A chunk uses the bundle's own instances of the modules they share (errors, the file wait, this loader): the build
 // leaves those imports out of the chunk as `require("baton-host:src/...")`, which chunkRequire answers from the

@@ -13,8 +13,8 @@ const LOWEST = 19;
 let prepared = false;
 
 /**
- * While the step has time (it waits, or its command runs): has V8 compile node:os's setPriority now (~0.3 ms at its
- * first call), not between the command's exit and the post file. Setting the calling thread's niceness to what it is
+ * While the step has time (it waits, or its command runs): has V8 compile node:os's setPriority now (its first call
+ * compiles it), not between the command's exit and the post file. Setting the calling thread's niceness to what it is
  * changes nothing. Once per process.
  */
 export function prepareToStepAside(): void {

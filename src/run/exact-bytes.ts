@@ -37,8 +37,8 @@ export const exactBytes = (function exactBytes(words: readonly string[], env: No
 let kernelBytes: { cmdline: Buffer; environ: Buffer } | null | undefined;
 
 /**
- * Reads /proc/self/cmdline and environ if not done yet. A waiting step calls this while it waits: ~1-4 ms (the reads,
- * this code's first run) that would otherwise sit between the previous step's post file and the command's start.
+ * Reads /proc/self/cmdline and environ if not done yet. A waiting step calls this while it waits: the reads and
+ * this code's first run would otherwise sit between the previous step's post file and the command's start.
  */
 export function readGivenBytes(): void {
   if (kernelBytes !== undefined) return;

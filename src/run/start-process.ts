@@ -9,11 +9,11 @@ import { lazyBuiltin } from "../base/builtin.js";
 import { commandEnv } from "../process/kept-env.js";
 
 // Starts a program in a session of its own (setsid). The native addon starts it (posix_spawnp), its output captured
-// or not: loading node:child_process would cost every step's start-up ~14 M instructions and a waiting step ~0.7 MiB
-// of RssAnon (it pulls in net, stream and dgram); the addon is loaded anyway. And the addon gives the raw wait status:
-// Node's child_process reports a death by a real-time signal (no name in os.constants) as exit code 0, so a captured
-// command killed by SIGRTMIN+N would hand on a success. A captured command's pipes are read as net.Sockets, loaded
-// only then. Without the addon (a bundle copied alone), and for stdio "ignore", child_process does it.
+// or not: loading node:child_process would cost every step's start-up and a waiting step's RssAnon (it pulls in
+// net, stream and dgram); the addon is loaded anyway. And the addon gives the raw wait status: Node's child_process
+// reports a death by a real-time signal (no name in os.constants) as exit code 0, so a captured command killed by
+// SIGRTMIN+N would hand on a success. A captured command's pipes are read as net.Sockets, loaded only then. Without
+// the addon (a bundle copied alone), and for stdio "ignore", child_process does it.
 // docs/design.md, "Starting the command", says how each was measured.
 
 /** How a command is started, beyond its stdio. */
@@ -173,7 +173,7 @@ class FailedProcess extends EventEmitter implements SpawnedProcess {
 
 /**
  * Loads now what the next spawnProcess() will need, for a step about to wait: node:net for captured output's pipes,
- * child_process (net, stream, dgram: ~14 M instructions on Node 22 and 24) without the addon, and the bytes of
+ * child_process (net, stream, dgram) without the addon, and the bytes of
  * baton's argv and environment (exact-bytes.ts) are then paid while the step is idle, not between the previous step's
  * post file and its own command (make bench, rows 1c and 8).
  */

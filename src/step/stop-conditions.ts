@@ -48,7 +48,7 @@ export function watchStopConditions(
     }
   };
 
-  // Only with a cancel file: a first abort() compiles Node's AbortController and DOMException code (~0.5 ms), which
+  // Only with a cancel file: a first abort() compiles Node's AbortController and DOMException code, which
   // would sit between the command's exit and the post file of every step that has none (docs/design.md#eager-functions).
   const cancelFile = options.cancelFile;
   let cancelWatch: AbortController | undefined;

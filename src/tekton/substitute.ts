@@ -147,7 +147,7 @@ export class StepResults {
 
 /**
  * How much text one step's substitutions may produce, all together: 16 Mi characters, far beyond what exec(2) takes
- * (128 KiB per argument, ~2 MiB in all) or a script needs. A result file is bounded in size, but references multiply
+ * (128 KiB per argument; in all, a quarter of the stack's limit: 2 MiB by default) or a script needs. A result file is bounded in size, but references multiply
  * it: a 1 MiB result named 2000 times in an argument would build gigabytes before exec refused them.
  */
 export const SUBSTITUTION_LIMIT = 16 * 2 ** 20;

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { BATON } from "./helpers.js";
 
 const REFERENCE = resolve(import.meta.dirname, "../../docs/reference.md");
@@ -43,4 +43,17 @@ test("the bundle's size that README.md states is the bundle's size (within 15%)"
   assert.ok(stated, "README.md states the size of dist/baton.cjs as `dist/baton.cjs` (N KB");
   const actual = statSync(BATON).size / 1000;
   assert.ok(Math.abs(actual - Number(stated[1])) <= actual * 0.15, `README.md says ${stated[1]} KB, dist/baton.cjs is ${actual.toFixed(1)} KB`);
+});
+
+test("the addon's size and number of functions that README.md states are the addon's (size within 15%)", () => {
+  const readme = readFileSync(resolve(import.meta.dirname, "../../README.md"), "utf8");
+  const stated = /`dist\/baton-reaper\.node` beside it \([^)]*; (\d+) KB, (\d+) functions\)/.exec(readme);
+  assert.ok(stated, "README.md states the addon's size and functions as `dist/baton-reaper.node` beside it (...; N KB, M functions)");
+  const addon = resolve(dirname(BATON), "baton-reaper.node");
+  const size = statSync(addon).size / 1000;
+  assert.ok(Math.abs(size - Number(stated[1])) <= size * 0.15, `README.md says ${stated[1]} KB, dist/baton-reaper.node is ${size.toFixed(1)} KB`);
+  const module = { exports: {} as Record<string, unknown> };
+  process.dlopen(module, addon);
+  const functions = Object.values(module.exports).filter((value) => typeof value === "function").length;
+  assert.equal(functions, Number(stated[2]), `README.md says ${stated[2]} functions, dist/baton-reaper.node exports ${functions}`);
 });
