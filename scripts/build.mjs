@@ -7,6 +7,7 @@
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
 //   baton-argo.cjs    `baton emissary` and `baton kill` (src/argo/chunk.ts), run only in Argo Workflows' pods
 //   baton-stack.cjs   an internal error's stack mapped to src/ with BATON_DEBUG=1 (src/process/source-stack.ts)
+//   baton-trace.cjs   the spans and their export, loaded only when tracing is on (src/trace/chunk.ts, docs/tracing.md)
 // Each is a mark line `@baton-chunk NAME SHA256 CRC32` (the loader checks the CRC-32, or the SHA-256 on a Node without
 // zlib.crc32) and the chunk compressed with brotli, in base64 on one line (base64 has no `*/`, so the comment cannot
 // end early). Compressed, because V8 keeps the whole file's text in memory, in every step.
@@ -41,6 +42,7 @@ const CHUNKS = [
   ["baton-init.cjs", "src/init/install.ts"],
   ["baton-argo.cjs", "src/argo/chunk.ts"],
   ["baton-stack.cjs", "src/process/source-stack.ts"],
+  ["baton-trace.cjs", "src/trace/chunk.ts"],
 ];
 /** The line that opens the payload's comment; scripts/sea.mjs cuts the bundle there (it searches for this line). */
 const PAYLOAD_START = "/*baton-chunks\n";

@@ -17,6 +17,8 @@ import { reportEarlyFailure, runStep } from "./step/run-step.js";
 import { reserveDescriptor } from "./base/spare-descriptor.js";
 import { warn } from "./base/warn.js";
 import { exitBaton } from "./process/exit.js";
+import { describeTrace, finishTracing, startTracing, tracing } from "./trace/load.js";
+import { exportTimeoutMs } from "./trace/switch.js";
 
 
 async function main(argv: string[]): Promise<number> {
@@ -65,12 +67,15 @@ async function installMode(name: string, args: string[]): Promise<number> {
 async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   let options: StepOptions;
   let setUp: () => void;
+  // Nothing unless this baton traces (src/trace/switch.ts); then a failure from here on is a span too.
+  describeTrace({ mode: "step", engine: tekton ? "tekton" : "plain" });
   try {
     // Tekton's entrypoint starts the command with Go's exec, which runs no file under /bin/sh (start-process.ts).
     options = { ...parseStepOptions(argv), shellForScripts: !tekton };
     // Before the events file or anything else takes a descriptor: at the descriptor limit, the one the post file needs.
     if (options.postFile !== undefined) reserveDescriptor();
     configureEvents({ file: options.events, postFile: options.postFile });
+    describeTrace({ name: process.env.BATON_NAME || undefined, postFile: options.postFile, stepMetadataDir: options.stepMetadataDir, tektonRoot: options.tektonRoot });
     emit("start", { mode: "step" });
     checkStepPaths(options);
     checkPostFileNames(options);
@@ -88,6 +93,7 @@ async function stepMode(argv: string[], tekton: boolean): Promise<number> {
     throw error;
   }
   setUp();
+  await startTracing(warn);
   return runStep(options, { warn });
 }
 
@@ -110,15 +116,37 @@ const end = (function end(code: number): never {
   return exitBaton(code);
 });
 
+/**
+ * A traced baton's end (docs/tracing.md "What a collector cannot do"): its work is done (the post file written), so the
+ * next steps are let go first, then the spans are sent, and whatever the collector does, baton exits by the export
+ * timeout.
+ */
+async function exportThenEnd(code: number): Promise<never> {
+  const deadline = performance.now() + exportTimeoutMs(process.env);
+  letWaitersStart();
+  setTimeout(() => end(code), Math.max(0, deadline - performance.now()));
+  try {
+    await finishTracing(code, warn, deadline);
+  } catch (error) {
+    warn(`traces not sent: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return end(code);
+}
+
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const finish = (function finish(code: number): never | Promise<never> {
+  return tracing() ? exportThenEnd(code) : end(code);
+});
+
 main(process.argv.slice(2)).then(
-  end,
+  finish,
   async (error: unknown) => {
     if (error instanceof BatonError) {
       warn(error.message);
-      end(error.exitCode);
+      return finish(error.exitCode);
     }
     // A bug of ours: still one line (BATON_DEBUG=1: and its stack), and the step fails instead of hanging.
     warn(await describeInternalError(error));
-    end(EXIT_FAILURE);
+    return finish(EXIT_FAILURE);
   },
 );

@@ -19,6 +19,8 @@ import { watchSignalFile } from "./signal-file.js";
 import { SignalRouter, StoppedBy, type SignalHub } from "./signal-router.js";
 import { mainContainerNames, parseTemplate, type Template } from "./template.js";
 import { waitForMarker } from "./wait-marker.js";
+import { describeTrace, startTracing, traceCommand } from "../trace/load.js";
+import { mark } from "../trace/marks.js";
 
 // `baton emissary`: what Argo's `argoexec emissary` does for one container of a workflow pod
 // (cmd/argoexec/commands/emissary.go runEmissary), in its order: the ctr/NAME/ folder, the args file, the template,
@@ -52,6 +54,9 @@ export async function runEmissary(args: readonly string[], env: NodeJS.ProcessEn
   }
   const root = argoRoot(env);
   const dir = containerDir(root, name);
+  // Argo's runMainContainer span (docs/tracing.md); nothing unless this baton traces.
+  describeTrace({ mode: "emissary", engine: "argo", containerName: name, name });
+  await startTracing(host.warn);
   // Argo's exitCode: 64 until the command ends (or a dependency fails: then that dependency's code).
   const state = { exitCode: EXIT_EMISSARY_FAILURE };
   try {
@@ -162,7 +167,10 @@ async function waitForDependencies(template: Template, where: Where, router: Sig
     } catch (error) {
       throw new BatonError(`failed to create dependency dir: ${describeSystemError(error)}`);
     }
+    mark("waiting", { file: `${depDir}/exitcode` });
     const outcome = await stoppable(router, (signal) => waitForExitCode(`${depDir}/exitcode`, { signal, warn: host.warn }));
+    if (outcome === "died") mark("skipped", { died: true });
+    else mark(outcome === 0 ? "ready" : "skipped", {});
     if (outcome === "died") throw new BatonError(`dependency "${dependency}" died without writing its exit code`);
     if (outcome !== 0) {
       state.exitCode = outcome;
@@ -199,7 +207,7 @@ async function stoppable<T>(router: SignalRouter, wait: (signal: AbortSignal) =>
 async function runAttempts(argv: string[], template: Template, env: NodeJS.ProcessEnv, where: Where, router: SignalRouter, host: ArgoHost): Promise<CommandResult> {
   const { attempts, delayMs } = template.retry as { attempts: number; delayMs: number };
   for (let attempt = 1; ; attempt++) {
-    const result = await runOnce(argv, template, env, where, router, host);
+    const result = await runOnce(argv, template, env, where, router, host, attempt);
     if ((result.exitCode === 0 && !result.spawnError) || attempt >= attempts || router.stopped) return result;
     if (delayMs > 0) {
       try {
@@ -214,7 +222,7 @@ async function runAttempts(argv: string[], template: Template, env: NodeJS.Proce
 let reaping = false;
 
 /** One attempt: the command in its own process group, its output captured if asked, until it exits. */
-async function runOnce(argv: string[], template: Template, env: NodeJS.ProcessEnv, where: Where, router: SignalRouter, host: ArgoHost): Promise<CommandResult> {
+async function runOnce(argv: string[], template: Template, env: NodeJS.ProcessEnv, where: Where, router: SignalRouter, host: ArgoHost, attempt = 1): Promise<CommandResult> {
   const capture = env.ARGO_INCLUDE_SCRIPT_OUTPUT === "true" || template.archiveLogs;
   const stdoutPath = `${where.dir}/stdout`;
   const combinedPath = `${where.dir}/combined`;
@@ -230,12 +238,19 @@ async function runOnce(argv: string[], template: Template, env: NodeJS.ProcessEn
   if (!reaping) startReaping({ isOurChild: isTrackedChild, warn: host.warn, subreaper: shouldBecomeSubreaper() });
   reaping = true;
   // Argo's emissary starts the command with Go's exec, which runs no file under /bin/sh (start-process.ts).
+  // Its TRACEPARENT: runMainContainer's context, as Argo's emissary gives it (docs/tracing.md).
+  traceCommand();
   const command = startCommand(argv, { stdio: capture ? ["inherit", "pipe", "pipe"] : "inherit", shellForScripts: false });
-  if (command.pid !== undefined) router.attach(command);
+  if (command.pid !== undefined) {
+    router.attach(command);
+    mark("command", { argv, child: command.pid, attempt });
+  }
   const tee = capture ? teeOutput(command, { stdoutPath: [stdoutPath, combinedPath], stderrPath: [combinedPath] }, files, host.warn) : undefined;
   const sidecarStop = template.sidecarNames.includes(where.name) ? stopWhenMainContainersEnd(template, where.root, env, command, host) : undefined;
   try {
-    return await command.done;
+    const result = await command.done;
+    mark("exited", { exitCode: result.exitCode, signal: result.signal });
+    return result;
   } finally {
     router.detach();
     sidecarStop?.abort();

@@ -1,5 +1,6 @@
 import { constants, fstatSync, openSync, writeSync } from "node:fs";
 import { monotonicMs } from "./clock.js";
+import { mark } from "../trace/marks.js";
 
 // baton's own lines ("baton: ...") go straight to descriptor 2 with write(2), never through process.stderr: creating
 // that stream makes a pipe non-blocking (Node opens pipes with O_NONBLOCK), and the command, which shares the open
@@ -18,6 +19,8 @@ let own: number | undefined;
 let stuck = false;
 
 export function warn(message: string): void {
+  // The last line said is a failed span's status message (docs/tracing.md); a no-op unless this baton traces.
+  mark("warn", { message: oneLine(message) });
   writeStderr(`baton: ${oneLine(message)}\n`);
 }
 

@@ -2,6 +2,7 @@ import { writeSync } from "node:fs";
 import { basename } from "node:path";
 import { openForAppend } from "../base/safe-files.js";
 import { writeStderr } from "../base/warn.js";
+import { mark } from "../trace/marks.js";
 
 // baton's lifecycle as JSON lines, for the demo's timeline and for operators. Off unless BATON_EVENTS (or --events)
 // names a file or "stderr", so a step's log stays the user's. One write per line, with O_APPEND, so the lines of
@@ -20,6 +21,8 @@ export function configureEvents(options: { file?: string | undefined; postFile?:
 }
 
 export function emit(event: string, fields: Record<string, unknown> = {}): void {
+  // The spans are made of the same moments (docs/tracing.md); a no-op unless this baton traces.
+  mark(event, fields);
   if (!target) return;
   // Date.now(): the one clock every process reads alike, so events of several batons order correctly
   // (performance.timeOrigin is fixed per process at start and drifts from it by up to a millisecond).

@@ -9,6 +9,7 @@ import { SIDECAR_FLAGS } from "./flags.js";
 import { parseSidecarOptions, type SidecarOptions } from "./options.js";
 import { markNotReady, runSidecar, type SidecarIO } from "./run-sidecar.js";
 import { basename, dirname } from "node:path";
+import { describeTrace, startTracing } from "../trace/load.js";
 
 /** `baton sidecar --help`, from the table of sidecar options (flags.ts). */
 export function sidecarHelp(): string {
@@ -34,6 +35,7 @@ export async function sidecarMode(argv: string[], io: SidecarIO): Promise<number
     options = parseSidecarOptions(argv);
     configureEvents({ file: options.events, name: "sidecar" });
     emit("start", { mode: "sidecar" });
+    describeTrace({ mode: "sidecar", engine: "plain", name: process.env.BATON_NAME || "sidecar" });
     checkSidecarPaths(options);
   } catch (error) {
     // A misconfigured sidecar would leave the first step waiting for its ready file forever: say "never" instead.
@@ -41,6 +43,7 @@ export async function sidecarMode(argv: string[], io: SidecarIO): Promise<number
     if (readyFile) markNotReady(readyFile, 2);
     throw error;
   }
+  await startTracing(io.warn);
   return runSidecar(options, io);
 }
 

@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { traceCommand } from "../trace/load.js";
 import { monotonicMs } from "../base/clock.js";
 import { holdLivenessLock, PostFileTaken, releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { BatonError, describeSystemError, EXIT_FAILURE } from "../base/errors.js";
@@ -69,6 +70,8 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
   let command: RunningCommand | undefined;
   const stoppedAtStart = stopFileThere(options.stopFiles) !== undefined;
   if (options.command.length > 0 && !stoppedAtStart) {
+    // Its TRACEPARENT: the sidecar span's context (docs/tracing.md); nothing unless this baton traces.
+    traceCommand();
     command = startCommand(options.command);
     if (command.pid !== undefined) emit("command", { argv: options.command, child: command.pid });
   }

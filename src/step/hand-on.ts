@@ -3,6 +3,7 @@ import { describeSystemError } from "../base/errors.js";
 import { releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { releaseDescriptor } from "../base/spare-descriptor.js";
 import { emit } from "../report/events.js";
+import { mark } from "../trace/marks.js";
 import { stepAside } from "../process/step-aside.js";
 import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";
@@ -24,6 +25,7 @@ export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "
 // Eager: on the hand-on path (docs/design.md#eager-functions).
 export const handOn = (function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
   releaseDescriptor();
+  mark("hand-on");
   let final = outcome;
   if ((final.ranCommand || final.recordsExitCode) && options.stepMetadataDir !== undefined && !atBreakpoint) {
     const file = `${options.stepMetadataDir}/exitCode`;
@@ -65,6 +67,7 @@ export const handOn = (function handOn(options: HandOnOptions, outcome: Outcome,
     releaseLivenessLock(options.postFile);
     if (posted) emit("post", { file: posted });
   }
+  mark("outcome", { reason: final.reason, exitCode: final.exitCode });
   emit("done", { exitCode });
   return exitCode;
 });

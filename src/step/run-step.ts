@@ -12,6 +12,7 @@ import { endsWait } from "../process/signals.js";
 import { prepareToStepAside } from "../process/step-aside.js";
 import { stopBaselineCompiler } from "../process/baseline-compiler.js";
 import { trimWhileWaiting } from "../process/trim-memory.js";
+import { traceCommand } from "../trace/load.js";
 import { loadTektonChunk } from "../tekton/load.js";
 import { decideCommand, needsFeatures, preloadFeatures } from "./features.js";
 import { handOn } from "./hand-on.js";
@@ -247,6 +248,8 @@ const runCommand = (async function runCommand(options: StepOptions, step: StepSt
   // A signal, a cancel or the timeout that came before this turn: the step was told to stop, so nothing starts.
   if (notStarted.aborted) return ended(notStarted.reason as WaitEnded, io);
   step.startedAt = now();
+  // Its TRACEPARENT: the context of its command span (docs/tracing.md); nothing unless this baton traces.
+  traceCommand();
   const { command, copied } = step.ports.runner.start(argv, options, files, io.warn);
   if (command.pid !== undefined) {
     step.command = command;
