@@ -124,7 +124,8 @@ const end = (function end(code: number): never {
 async function exportThenEnd(code: number): Promise<never> {
   const deadline = performance.now() + exportTimeoutMs(process.env);
   letWaitersStart();
-  setTimeout(() => end(code), Math.max(0, deadline - performance.now()));
+  // The export ends itself at the deadline and says so; this is the net under it (a DNS lookup that never returns).
+  setTimeout(() => end(code), Math.max(0, deadline - performance.now()) + EXIT_GRACE_MS);
   try {
     await finishTracing(code, warn, deadline);
   } catch (error) {
@@ -132,6 +133,9 @@ async function exportThenEnd(code: number): Promise<never> {
   }
   return end(code);
 }
+
+/** How long past the export's deadline baton waits for the export to say why it failed, before it exits anyway. */
+const EXIT_GRACE_MS = 100;
 
 // Eager: on the hand-on path (docs/design.md#eager-functions).
 const finish = (function finish(code: number): never | Promise<never> {

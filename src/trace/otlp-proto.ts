@@ -36,12 +36,12 @@ function encodeSpan(span: Span): Writer {
 }
 
 function keyValue([key, value]: [string, AttributeValue]): Writer {
+  // AnyValue's value is a oneof: the field is written even when it holds its type's default ("", false, 0), as protoc
+  // writes a set oneof; left out, the value would read as no value at all.
   const any = new Writer();
-  if (typeof value === "string") any.string(1, value);
-  else if (typeof value === "boolean") any.varintField(2, value ? 1 : 0);
-  else any.varintField(3, value);
-  // AnyValue's oneof: an empty string is still said (a present field of length 0), as protoc does for a set oneof.
-  if (value === "") any.emptyString(1);
+  if (typeof value === "string") any.bytes(1, Buffer.from(value, "utf8"));
+  else if (typeof value === "boolean") any.varintAlways(2, value ? 1 : 0);
+  else any.varintAlways(3, value);
   return new Writer().string(1, key).message(2, any);
 }
 
@@ -83,6 +83,10 @@ class Writer {
 
   varintField(field: number, value: number): this {
     if (value === 0) return this;
+    return this.varintAlways(field, value);
+  }
+
+  varintAlways(field: number, value: number): this {
     return this.tag(field, 0).varint(value);
   }
 
@@ -99,10 +103,6 @@ class Writer {
   string(field: number, value: string): this {
     if (value === "") return this;
     return this.bytes(field, Buffer.from(value, "utf8"));
-  }
-
-  emptyString(field: number): this {
-    return this.tag(field, 2).varint(0);
   }
 
   message(field: number, inner: Writer): this {

@@ -1,0 +1,304 @@
+// Tracing (docs/tracing.md), run as real processes against a collector in this test's process (trace-sink.ts) and the
+// file form: a chain of steps is one trace, each command gets its command span's TRACEPARENT, a given TRACEPARENT
+// wins, a hostile collector changes nothing of the steps and holds baton a bounded time, secrets stay out of the logs,
+// and with tracing off the trace chunk is not even loaded.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { BATON, cleanEnv, existsSync, fileAppears, join, NO_STANDALONE, readOr, runBaton, STANDALONE, startBaton, tempDir } from "./helpers.js";
+import { readJsonSpans, readProtoResource, readProtoSpans, startSink, type Behaviour, type ReadSpan } from "./trace-sink.js";
+
+const GIVEN = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+let pods = 0;
+
+/** The environment of one pod's containers: its own HOSTNAME, so that its derived trace is its own. */
+function podEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return cleanEnv({ HOSTNAME: `pod-${process.pid}-${++pods}-${Date.now()}`, ...extra });
+}
+
+/** A command that writes its TRACEPARENT and TRACESTATE into FILE. */
+function recordContext(file: string, exit = 0): string[] {
+  return ["sh", "-c", `printf '%s\\n%s' "$TRACEPARENT" "$TRACESTATE" > '${file}'; exit ${exit}`];
+}
+
+function byName(spans: ReadSpan[], name: string): ReadSpan[] {
+  return spans.filter((span) => span.name === name);
+}
+
+for (const [runtime, baton, skip] of [["bundle", undefined, false], ["standalone", [STANDALONE], NO_STANDALONE]] as const) {
+  test(`${runtime}: a chain of three steps is one trace; each command's TRACEPARENT is its command span`, { skip }, async () => {
+    const sink = await startSink("ok");
+    try {
+      const dir = tempDir();
+      const env = podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: "pipeline", OTEL_RESOURCE_ATTRIBUTES: "team=build,k8s.namespace.name=ci" });
+      const options = { env, ...(baton ? { baton: [...baton] } : {}) };
+      const steps = [
+        startBaton(["--wait-file", join(dir, "2"), "--post-file", join(dir, "3"), "--", ...recordContext(join(dir, "c3"))], options),
+        startBaton(["--wait-file", join(dir, "1"), "--post-file", join(dir, "2"), "--", ...recordContext(join(dir, "c2"), 0)], options),
+        startBaton(["--post-file", join(dir, "1"), "--", ...recordContext(join(dir, "c1"))], options),
+      ];
+      const exits = await Promise.all(steps.map((step) => step.exited));
+      for (const exit of exits) assert.equal(exit.code, 0, exit.stderr);
+      assert.equal(sink.received.length, 3, "one export per baton");
+      for (const request of sink.received) {
+        assert.equal(request.path, "/v1/traces");
+        assert.equal(request.headers["content-type"], "application/x-protobuf");
+        const resource = readProtoResource(request.body);
+        assert.equal(resource["service.name"], "pipeline");
+        assert.equal(resource["team"], "build");
+        assert.equal(resource["telemetry.sdk.name"], "baton");
+      }
+      const spans = sink.received.flatMap((request) => readProtoSpans(request.body));
+      const traceIds = new Set(spans.map((span) => span.traceId));
+      assert.equal(traceIds.size, 1, "every span in one trace");
+      const roots = byName(spans, "step");
+      assert.equal(roots.length, 3);
+      for (const root of roots) {
+        assert.equal(root.parentSpanId, "", "a step is a root of the pod's trace");
+        assert.equal(root.attributes["baton.engine"], "plain");
+        assert.equal(root.attributes["baton.exit_code"], 0);
+        assert.equal(root.attributes["baton.reason"], "Completed");
+        const children = spans.filter((span) => span.parentSpanId === root.spanId).map((span) => span.name);
+        const waits = root.attributes["baton.step.name"] === "1" ? [] : ["wait"];
+        assert.deepEqual(children, ["prepare", ...waits, "command", "hand-on"], `the phases of step ${root.attributes["baton.step.name"]}`);
+        for (const child of spans.filter((span) => span.parentSpanId === root.spanId)) {
+          assert.ok(child.start >= root.start && child.end <= root.end, `${child.name} inside its step`);
+        }
+      }
+      for (const n of ["1", "2", "3"]) {
+        const [traceparent, tracestate] = readFileSync(join(dir, `c${n}`), "utf8").split("\n");
+        const root = roots.find((span) => span.attributes["baton.step.name"] === n)!;
+        const command = spans.find((span) => span.name === "command" && span.parentSpanId === root.spanId)!;
+        assert.equal(traceparent, `00-${command.traceId}-${command.spanId}-01`, `step ${n}'s command nests under its command span`);
+        assert.equal(tracestate, "");
+        assert.equal(command.attributes["process.executable.name"], "sh");
+        assert.equal(command.attributes["process.exit.code"], 0);
+      }
+      // Each wait ends when its predecessor's post file is there: after the predecessor's command ended.
+      const wait3 = spans.find((span) => span.name === "wait" && span.attributes["baton.wait.file"] === join(dir, "2"))!;
+      assert.equal(wait3.attributes["baton.wait.result"], "ready");
+      const command2 = spans.find((span) => span.name === "command" && span.parentSpanId === roots.find((r) => r.attributes["baton.step.name"] === "2")!.spanId)!;
+      assert.ok(wait3.end >= command2.end, "step 3 waited until step 2's command was over");
+    } finally {
+      await sink.close();
+    }
+  });
+}
+
+test("a given TRACEPARENT wins: the step is its child, TRACESTATE goes on, the command's TRACEPARENT is replaced", async () => {
+  const sink = await startSink("ok");
+  try {
+    const dir = tempDir();
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", ...recordContext(join(dir, "ctx"))], {
+      env: podEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/custom/path`, TRACEPARENT: GIVEN, TRACESTATE: "vendor=abc,other=1" }),
+    });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(sink.received[0]?.path, "/custom/path");
+    const spans = readProtoSpans(sink.received[0]!.body);
+    const root = byName(spans, "step")[0]!;
+    assert.equal(root.traceId, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert.equal(root.parentSpanId, "00f067aa0ba902b7");
+    assert.equal(root.traceState, "vendor=abc,other=1");
+    const command = byName(spans, "command")[0]!;
+    const [traceparent, tracestate] = readFileSync(join(dir, "ctx"), "utf8").split("\n");
+    assert.equal(traceparent, `00-4bf92f3577b34da6a3ce929d0e0e4736-${command.spanId}-01`);
+    assert.equal(tracestate, "vendor=abc,other=1");
+  } finally {
+    await sink.close();
+  }
+});
+
+test("an invalid TRACEPARENT is ignored (the pod's trace instead), and its TRACESTATE not passed on", async () => {
+  for (const bad of [GIVEN.toUpperCase(), `ff${GIVEN.slice(2)}`, `00-${"0".repeat(32)}-00f067aa0ba902b7-01`, GIVEN.slice(0, 50), `${GIVEN}-x`]) {
+    const dir = tempDir();
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", ...recordContext(join(dir, "ctx"))], {
+      env: podEnv({ BATON_TRACES_DIR: join(dir, "traces"), TRACEPARENT: bad, TRACESTATE: "vendor=abc" }),
+    });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stderr, "", "no line: an invalid TRACEPARENT is not an error");
+    const [file] = readdirSync(join(dir, "traces"));
+    const spans = readJsonSpans(readFileSync(join(dir, "traces", file!), "utf8"));
+    const root = byName(spans, "step")[0]!;
+    assert.equal(root.parentSpanId, "", JSON.stringify(bad));
+    assert.notEqual(root.traceId, "4bf92f3577b34da6a3ce929d0e0e4736");
+    const [traceparent, tracestate] = readFileSync(join(dir, "ctx"), "utf8").split("\n");
+    assert.match(traceparent!, new RegExp(`^00-${root.traceId}-[0-9a-f]{16}-01$`));
+    assert.equal(tracestate, "", "TRACESTATE is dropped with an invalid TRACEPARENT");
+  }
+});
+
+test("a TRACEPARENT that says not sampled: nothing sent, and the command still gets the trace (flags 00)", async () => {
+  const sink = await startSink("ok");
+  try {
+    const dir = tempDir();
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", ...recordContext(join(dir, "ctx"))], {
+      env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, TRACEPARENT: GIVEN.replace(/01$/, "00") }),
+    });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(sink.received.length, 0);
+    assert.match(readFileSync(join(dir, "ctx"), "utf8"), /^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-00\n/);
+  } finally {
+    await sink.close();
+  }
+});
+
+test("the file form and http/json: a failed step's spans carry the error, the reason and the exit code", async () => {
+  const sink = await startSink("ok");
+  try {
+    const dir = tempDir();
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", "sh", "-c", "exit 3"], {
+      env: podEnv({ BATON_TRACES_DIR: join(dir, "traces"), OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", BATON_NAME: "build" }),
+    });
+    assert.equal(exit.code, 3);
+    assert.equal(sink.received[0]?.headers["content-type"], "application/json");
+    const files = readdirSync(join(dir, "traces"));
+    assert.equal(files.length, 1);
+    assert.match(files[0]!, /^baton-[0-9a-f]{32}-[0-9a-f]{16}\.jsonl$/);
+    const line = readFileSync(join(dir, "traces", files[0]!), "utf8");
+    assert.equal(line.split("\n").length, 2, "one line");
+    assert.deepEqual(JSON.parse(line), JSON.parse(sink.received[0]!.body.toString()), "the same request both ways");
+    const spans = readJsonSpans(line);
+    const root = byName(spans, "step")[0]!;
+    assert.equal(root.attributes["baton.step.name"], "build");
+    assert.equal(root.attributes["baton.exit_code"], 3);
+    assert.equal(root.attributes["baton.reason"], "Error");
+    assert.equal(exit.stderr, "", "a command's failure is not baton's line");
+    assert.deepEqual(root.status, { code: 2, message: "exit code 3" });
+    const command = byName(spans, "command")[0]!;
+    assert.equal(command.attributes["process.exit.code"], 3);
+    assert.deepEqual(command.status, { code: 2, message: "exit code 3" });
+  } finally {
+    await sink.close();
+  }
+});
+
+test("a step killed by a signal: the command span says which", async () => {
+  const dir = tempDir();
+  const exit = await runBaton(["--post-file", join(dir, "out"), "--", "sh", "-c", "kill -TERM $$"], { env: podEnv({ BATON_TRACES_DIR: dir }) });
+  assert.equal(exit.code, 143);
+  const spans = readJsonSpans(readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith(".jsonl"))!), "utf8"));
+  const command = byName(spans, "command")[0]!;
+  assert.equal(command.attributes["baton.signal"], "SIGTERM");
+  assert.equal(command.attributes["process.exit.code"], 143);
+  assert.deepEqual(command.status, { code: 2, message: "killed by SIGTERM" });
+});
+
+test("a sidecar: starting, running and stopping, and its command's TRACEPARENT is the sidecar span", async () => {
+  const dir = tempDir();
+  const env = podEnv({ BATON_TRACES_DIR: join(dir, "traces") });
+  const sidecar = startBaton(["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${join(dir, "up")}`, "--ready-file", join(dir, "ready"),
+    "--", "sh", "-c", `printf %s "$TRACEPARENT" > '${join(dir, "ctx")}'; touch '${join(dir, "up")}'; exec sleep 60`], { env });
+  await fileAppears(join(dir, "ready"));
+  writeFileSync(join(dir, "last"), "{}");
+  const exit = await sidecar.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  const spans = readJsonSpans(readFileSync(join(dir, "traces", readdirSync(join(dir, "traces"))[0]!), "utf8"));
+  const root = byName(spans, "sidecar")[0]!;
+  assert.deepEqual(spans.filter((s) => s.parentSpanId === root.spanId).map((s) => s.name), ["starting", "running", "stopping"]);
+  assert.equal(readFileSync(join(dir, "ctx"), "utf8"), `00-${root.traceId}-${root.spanId}-01`);
+  assert.equal(byName(spans, "running")[0]!.attributes["process.executable.name"], "sh");
+});
+
+/** How long a traced step may take past its export timeout: start-up, the command, a loaded machine. */
+const SLACK_MS = 4000;
+
+for (const behaviour of ["refused", "silent", "slow", "garbage", "5xx", "endless", "redirect"] as Behaviour[]) {
+  test(`a collector that is ${behaviour}: the next step starts at once, exit code and post file unchanged, exit bounded`, async () => {
+    const witness = await startSink("ok");
+    const sink = await startSink(behaviour, `${witness.url}/v1/traces`);
+    try {
+      const dir = tempDir();
+      const timeoutMs = 1500;
+      const traced = podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_TIMEOUT: String(timeoutMs) });
+      // The next step does not trace: its command's start is the hand-off, seen from outside.
+      const next = startBaton(["--wait-file", join(dir, "1"), "--post-file", join(dir, "2"), "--", "touch", join(dir, "next-ran")], { env: cleanEnv() });
+      const started = performance.now();
+      const first = startBaton(["--post-file", join(dir, "1"), "--", "sh", "-c", "exit 0"], { env: traced });
+      await fileAppears(join(dir, "next-ran"));
+      const handedOn = performance.now();
+      const firstStillThere = first.child.exitCode === null;
+      const exit = await first.exited;
+      const took = performance.now() - started;
+      assert.equal(exit.code, 0, exit.stderr);
+      assert.deepEqual(Object.keys(JSON.parse(readFileSync(join(dir, "1"), "utf8"))), ["exitCode", "reason", "startedAt", "finishedAt"]);
+      assert.equal(JSON.parse(readFileSync(join(dir, "1"), "utf8")).reason, "Completed");
+      assert.ok(!existsSync(join(dir, "1.err")));
+      assert.equal((await next.exited).code, 0);
+      assert.ok(took < timeoutMs + SLACK_MS, `baton exited ${Math.round(took)} ms after its start: more than the export timeout allows`);
+      if (behaviour === "silent" || behaviour === "slow") {
+        assert.ok(firstStillThere, "the next step started while the first one was still exporting");
+        assert.ok(took >= timeoutMs, "the export waited for its timeout");
+        assert.ok(handedOn - started < took, "the hand-off did not wait for the export");
+      }
+      assert.equal(witness.received.length, 0, "a redirect is not followed");
+      const lines = exit.stderr.trim().split("\n").filter(Boolean);
+      assert.equal(lines.length, behaviour === "endless" ? 0 : 1, exit.stderr);
+      if (behaviour !== "endless") assert.match(lines[0]!, new RegExp(`^baton: traces not sent to ${sink.url}/v1/traces: `));
+    } finally {
+      await sink.close();
+      await witness.close();
+    }
+  });
+}
+
+test("no password, query or header value of the collector's reaches stderr", async () => {
+  const sink = await startSink("5xx");
+  try {
+    const dir = tempDir();
+    const url = new URL(sink.url);
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", "true"], {
+      env: podEnv({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://tokenuser:pa55word@${url.host}/v1/traces?api_key=QUERYSECRET`,
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20HEADERSECRET,x-bad=VALUE%0ASECRET2,bad name=NAMESECRET",
+      }),
+    });
+    assert.equal(exit.code, 0);
+    assert.ok(readFileSync(join(dir, "out"), "utf8").includes("Completed"));
+    assert.equal(sink.received[0]?.headers.authorization, "Bearer HEADERSECRET", "the header was sent");
+    assert.match(sink.received[0]!.headers["authorization"] ?? "", /HEADERSECRET/);
+    assert.match(exit.stderr, new RegExp(`traces not sent to http://xxxxx@${url.host}/v1/traces: answered 503`));
+    for (const secret of ["pa55word", "tokenuser", "QUERYSECRET", "HEADERSECRET", "SECRET2", "NAMESECRET"]) assert.ok(!exit.stderr.includes(secret), `${secret} in: ${exit.stderr}`);
+  } finally {
+    await sink.close();
+  }
+});
+
+test("hostile values: control characters in OTEL_RESOURCE_ATTRIBUTES, a huge header: one line each, the step as without", async () => {
+  const sink = await startSink("ok");
+  try {
+    const dir = tempDir();
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", "true"], {
+      env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_RESOURCE_ATTRIBUTES: "a=1,evil=\u001b[31mred\u0007", OTEL_EXPORTER_OTLP_HEADERS: `big=${"x".repeat(100_000)}` }),
+    });
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(exit.stderr.trim().split("\n").length, 2, exit.stderr);
+    assert.ok(!exit.stderr.includes("\u001b"), "no escape reaches the log");
+    const resource = readProtoResource(sink.received[0]!.body);
+    assert.equal(resource["a"], undefined, "the whole variable is discarded");
+    assert.equal(sink.received[0]!.headers["big"], undefined);
+  } finally {
+    await sink.close();
+  }
+});
+
+/** The scripts V8 compiled in a run of the bundle (its log's script-details), the chunks by their `#baton-NAME.cjs`. */
+async function scriptsCompiled(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const dir = tempDir();
+  const log = join(dir, "v8.log");
+  const exit = await runBaton(["--post-file", join(dir, "out"), "--", "true"], {
+    baton: [process.execPath, "--log-function-events", `--logfile=${log}`, "--no-logfile-per-isolate", BATON],
+    env,
+  });
+  assert.equal(exit.code, 0, exit.stderr);
+  return readOr(log, "").split("\n").map((line) => line.split(",")).filter((f) => f[0] === "script-details").map((f) => f[2] ?? "");
+}
+
+test("tracing off loads nothing of it: the trace chunk is not compiled; on, it is", async () => {
+  const off = await scriptsCompiled(podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1", OTEL_SDK_DISABLED: "true" }));
+  assert.ok(!off.some((script) => script.endsWith("#baton-trace.cjs")), off.join(", "));
+  assert.ok(!off.includes("node:zlib"), "no chunk was even decompressed");
+  const plain = await scriptsCompiled(podEnv());
+  assert.ok(!plain.some((script) => script.endsWith("#baton-trace.cjs")));
+  const on = await scriptsCompiled(podEnv({ BATON_TRACES_DIR: tempDir() }));
+  assert.ok(on.some((script) => script.endsWith("#baton-trace.cjs")), on.join(", "));
+});
