@@ -63,9 +63,10 @@ export const traceCommand = (function traceCommand(): void {
 });
 
 /** Whether finishTracing has anything to do: a traced mode ran (or tried to). */
-export function tracing(): boolean {
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+export const tracing = (function tracing(): boolean {
   return info !== undefined;
-}
+});
 
 /** At exit, once baton's work is done: the spans sent, by `deadline` (performance.now()) at the latest. */
 export async function finishTracing(exitCode: number, warn: (message: string) => void, deadline: number): Promise<void> {
