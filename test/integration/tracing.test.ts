@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { BATON, cleanEnv, existsSync, fileAppears, join, NO_STANDALONE, readOr, runBaton, STANDALONE, startBaton, tempDir } from "./helpers.js";
+import { argoPod } from "./argo-helpers.js";
 import { readJsonSpans, readProtoResource, readProtoSpans, startSink, type Behaviour, type ReadSpan } from "./trace-sink.js";
 
 const GIVEN = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -197,6 +198,53 @@ test("a sidecar: starting, running and stopping, and its command's TRACEPARENT i
   assert.deepEqual(spans.filter((s) => s.parentSpanId === root.spanId).map((s) => s.name), ["starting", "running", "stopping"]);
   assert.equal(readFileSync(join(dir, "ctx"), "utf8"), `00-${root.traceId}-${root.spanId}-01`);
   assert.equal(byName(spans, "running")[0]!.attributes["process.executable.name"], "sh");
+});
+
+test("baton emissary: Argo's runMainContainer span under the controller's TRACEPARENT, a wait for a dependency, the command under it", async () => {
+  const sink = await startSink("ok");
+  try {
+    const pod = argoPod();
+    pod.template({ containerSet: { containers: [{ name: "a" }, { name: "b", dependencies: ["a"] }] } });
+    const ctx = tempDir();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, TRACEPARENT: GIVEN, ARGO_WORKFLOW_NAME: "wf-1", HOSTNAME: "wf-1-pod", KUBERNETES_SERVICE_HOST: "10.0.0.1" };
+    const b = pod.start("b", recordContext(join(ctx, "b")), env);
+    const a = pod.start("a", recordContext(join(ctx, "a"), 4), env);
+    const [ra, rb] = await Promise.all([a.exited, b.exited]);
+    assert.deepEqual([ra.code, rb.code], [4, 64], rb.stderr);
+    assert.equal(sink.received.length, 2);
+    for (const request of sink.received) {
+      const resource = readProtoResource(request.body);
+      assert.equal(resource["service.name"], "argoexec");
+      assert.equal(resource["k8s.pod.name"], "wf-1-pod");
+      assert.match(resource["k8s.container.name"] ?? "", /^[ab]$/);
+    }
+    const spans = sink.received.flatMap((request) => readProtoSpans(request.body));
+    const roots = byName(spans, "runMainContainer");
+    assert.equal(roots.length, 2);
+    for (const root of roots) {
+      assert.equal(root.traceId, "4bf92f3577b34da6a3ce929d0e0e4736");
+      assert.equal(root.parentSpanId, "00f067aa0ba902b7");
+      assert.equal(root.attributes["name"], "wf-1");
+      assert.equal(root.attributes["namespace"], "");
+      assert.equal(root.attributes["baton.engine"], "argo");
+      assert.equal(root.status?.code, 2);
+    }
+    const rootA = roots.find((root) => root.attributes["baton.step.name"] === "a")!;
+    const rootB = roots.find((root) => root.attributes["baton.step.name"] === "b")!;
+    assert.equal(readFileSync(join(ctx, "a"), "utf8").split("\n")[0], `00-${rootA.traceId}-${rootA.spanId}-01`, "the command nests under runMainContainer, as in Argo");
+    assert.ok(!existsSync(join(ctx, "b")), "b did not run");
+    assert.deepEqual(spans.filter((span) => span.parentSpanId === rootA.spanId).map((span) => span.name), ["command"]);
+    const waitB = spans.filter((span) => span.parentSpanId === rootB.spanId);
+    assert.deepEqual(waitB.map((span) => span.name), ["wait"]);
+    assert.equal(waitB[0]!.attributes["baton.wait.result"], "failed");
+    assert.equal(rootB.attributes["baton.exit_code"], 64);
+    assert.match(rootB.status!.message, /^baton: dependency "a" exited with non-zero code: 4$/);
+    const commandA = byName(spans, "command")[0]!;
+    assert.equal(commandA.attributes["baton.attempt"], 1);
+    assert.equal(commandA.attributes["process.exit.code"], 4);
+  } finally {
+    await sink.close();
+  }
 });
 
 /** How long a traced step may take past its export timeout: start-up, the command, a loaded machine. */
