@@ -46,8 +46,9 @@ export interface ExitCodeWait {
  * baton died without writing one ("died"). Rejects with the abort reason, or an Error for a file that is not one.
  */
 export function waitForExitCode(path: string, options: ExitCodeWait): Promise<number | "died"> {
-  // writerGone: the dependency's baton let go of its lock (it wrote its exitcode first, or it died).
-  return waitForHandOff(path, (writerGone) => readExitCode(path) ?? (writerGone ? "died" : undefined), {
+  // "died": the dependency's baton let go of its lock (it writes its exitcode first) and left no exitcode.
+  return waitForHandOff<number | "died">(path, () => readExitCode(path), {
+    died: "died",
     signal: options.signal,
     followWriter: true,
     safetyPollMs: SAFETY_POLL_MS,

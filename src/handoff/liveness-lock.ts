@@ -5,7 +5,7 @@ import { NAME_MAX } from "../base/files.js";
 import { BatonError, describeSystemError, errnoError } from "../base/errors.js";
 import { openFifo, openRegularFile, removeQuietly, temporaryName } from "../base/safe-files.js";
 import { withSpareDescriptor } from "../base/spare-descriptor.js";
-import { loadNativeAddon, type NativeAddon, type ReadableHandle, type WaitHandle } from "../addon/load-addon.js";
+import { loadNativeAddon, type NativeAddon, type ReadableHandle } from "../addon/load-addon.js";
 
 // A killed step must not hang the chain. Each baton holds an advisory write lock (fcntl F_OFD_SETLK, F_WRLCK) on
 // POST.baton-live, beside its post file, from its start until it has written POST or POST.err; the kernel drops the
@@ -330,47 +330,37 @@ export interface WriterWait {
  * then `onGone(ino, ok)` on the main thread, ino being its liveness file's. `onWake()`, at most once and usually just
  * before: the writer's wake FIFO says it is handing on (the caller looks; a wake with nothing to see is left alone).
  * The FIFO stays open until forget(), also after onGone: the caller forgets the wait once its command has started.
- * undefined when there is nothing to wait on: no liveness file of baton's, the one numbered `notIno` (a writer already
- * seen gone), or no addon or thread.
  * `ok` false: the lock failed (a file system without locks), so nothing can be told from it.
- * With no thread (a full PID limit), each call looks at the lock once without blocking instead, and a free lock is
- * told to `onGone` all the same: the caller keeps its folder watch and safety poll, and calls again at each look.
+ * Without a thread the lock is looked at once, without blocking, and a free one is the answer `{ freeIno }` (a writer
+ * gone, told as the thread would tell it; the caller, still watching its folder, calls again at its next look):
+ * - no thread could start (a full PID limit);
+ * - this process is out of descriptors (EMFILE): it borrows the step's spare descriptor for that one look.
+ * undefined when there is nothing to wait on: no liveness file of baton's, the one numbered `notIno` (a writer already
+ * seen gone), no addon, or a held lock and no thread.
  */
 export function waitForWriter(
   file: string,
   notIno: number | undefined,
   onGone: (ino: number, ok: boolean) => void,
   onWake: () => void = () => {},
-): WriterWait | undefined {
+): WriterWait | { freeIno: number } | undefined {
   const opened = tryOpenLivenessFile(file);
-  if (opened === "no-descriptor") {
-    lookThroughSpare(file, notIno, onGone);
-    return undefined;
-  }
+  if (opened === "no-descriptor") return withSpareDescriptor(() => lookAtWriter(file, notIno));
   if (opened === "absent") return undefined;
-  let pending = false;
-  let handle: WaitHandle | number = -1;
-  let wake: ReadableHandle | undefined;
   const addon = opened.ino === notIno ? undefined : loadAddonOrUndefined();
-  if (addon !== undefined) {
-    handle = addon.waitUnlocked(opened.fd, (error) => {
-      pending = false;
-      // Out of the addon's callback: the step's promises then settle in a turn of their own.
-      setImmediate(onGone, opened.ino, error === 0);
-    });
-  }
-  if (typeof handle === "number") {
-    // No thread could start (EAGAIN: the pod's PID limit is full). Without this look a writer that died would never
-    // be noticed: the waiter would wait for ever.
-    const free = addon !== undefined && addon.lockHeld(opened.fd) === 0;
-    closeQuietly(opened.fd);
-    if (free) setImmediate(onGone, opened.ino, true);
-    return undefined;
-  }
-  pending = true;
+  if (addon === undefined) return closeQuietly(opened.fd);
+  let pending = true;
+  const handle = addon.waitUnlocked(opened.fd, (error) => {
+    pending = false;
+    // Out of the addon's callback: the step's promises then settle in a turn of their own.
+    setImmediate(onGone, opened.ino, error === 0);
+  });
+  // No thread could start (EAGAIN: the pod's PID limit is full). Without this look a writer that died would never be
+  // noticed: the waiter would wait for ever.
+  if (typeof handle === "number") return lookedAt(addon, opened);
   // Opened after the thread is waiting: a byte written before this open is still in the FIFO while its writer lives,
   // and a writer already gone has let go of its lock, which wakes the thread.
-  wake = pollWakeFifo(addon!, file, () => {
+  let wake = pollWakeFifo(addon, file, () => {
     // Not once the lock has told. A byte: the writer is handing on. A hang-up (no writer left, no byte): it exited;
     // its lock went at the same moment and wakes the thread. Either way one look, and the lock decides.
     if (pending) onWake();
@@ -378,9 +368,9 @@ export function waitForWriter(
   const wait: WriterWait = {
     forget() {
       followed.delete(wait);
-      if (pending) addon!.forgetWait(handle as WaitHandle);
+      if (pending) addon.forgetWait(handle);
       pending = false;
-      if (wake !== undefined) addon!.pollClose(wake);
+      if (wake !== undefined) addon.pollClose(wake);
       wake = undefined;
     },
   };
@@ -388,22 +378,25 @@ export function waitForWriter(
   return wait;
 }
 
-/**
- * A waiter out of descriptors (EMFILE) can neither hold its writer's liveness file open nor watch the folder: it polls,
- * and at each look borrows the step's spare descriptor for one look at the lock without blocking. A free lock is told
- * to `onGone` as the thread would tell it, so a writer that died is noticed at the next poll instead of never.
- */
-function lookThroughSpare(file: string, notIno: number | undefined, onGone: (ino: number, ok: boolean) => void): void {
-  const addon = loadAddonOrUndefined();
-  if (addon === undefined) return;
-  const seen = withSpareDescriptor(() => {
-    const opened = tryOpenLivenessFile(file);
-    if (typeof opened === "string") return undefined;
-    const free = addon.lockHeld(opened.fd) === 0;
-    closeQuietly(opened.fd);
-    return { ino: opened.ino, free };
-  });
-  if (seen?.free && seen.ino !== notIno) setImmediate(onGone, seen.ino, true);
+/** One look at the lock of `file`'s liveness file, without blocking (see waitForWriter). */
+function lookAtWriter(file: string, notIno: number | undefined): { freeIno: number } | undefined {
+  const opened = tryOpenLivenessFile(file);
+  if (typeof opened === "string") return undefined;
+  const addon = opened.ino === notIno ? undefined : loadAddonOrUndefined();
+  if (addon === undefined) return closeQuietly(opened.fd);
+  return lookedAt(addon, opened);
+}
+
+/** `{ freeIno }` when nobody holds the lock on the opened liveness file (which this closes). */
+function lookedAt(addon: NativeAddon, opened: { fd: number; ino: number }): { freeIno: number } | undefined {
+  const free = lockIsFree(addon, opened.fd);
+  closeQuietly(opened.fd);
+  return free ? { freeIno: opened.ino } : undefined;
+}
+
+/** The one test of a writer's death: nobody holds the lock (a look: no lock taken). */
+function lockIsFree(addon: NativeAddon, fd: number): boolean {
+  return addon.lockHeld(fd) === 0;
 }
 
 /**
@@ -442,19 +435,11 @@ const loadAddonOrUndefined = (function loadAddonOrUndefined(): NativeAddon | und
  * it lives, before it started, or when this cannot be known (no addon, no liveness file of baton's).
  */
 export function holderDied(file: string): boolean {
-  const opened = openLivenessFile(file);
-  if (opened === undefined) return false;
-  try {
-    return loadNativeAddon().lockHeld(opened.fd) === 0; // free: the holder is gone (a look: no lock taken)
-  } catch {
-    return false;
-  } finally {
-    closeQuietly(opened.fd);
-  }
+  return lookAtWriter(file, undefined) !== undefined;
 }
 
 // Eager: on the hand-on path (docs/design.md#eager-functions).
-const closeQuietly = (function closeQuietly(fd: number): void {
+const closeQuietly = (function closeQuietly(fd: number): undefined {
   try {
     closeSync(fd);
   } catch {

@@ -4,7 +4,8 @@ import { statOrUndefined } from "../base/files.js";
 import { waitForHandOff } from "./watch-hand-off.js";
 
 // Waits for a previous step's post file (or any file: a cancel file, a ready file). watch-hand-off.ts says when to
-// look: the writer's lock when the writer is a baton, the folder's events (and a safety poll) otherwise.
+// look: the writer's lock when the writer is a baton, the folder's events (and a safety poll) otherwise; and when its
+// writer died (wait-states.ts: the state writer-died).
 
 export const DEFAULT_SAFETY_POLL_MS = 1000;
 
@@ -31,7 +32,8 @@ export interface WaitOptions {
 
 export function waitForFile(file: string, options: WaitOptions): Promise<WaitOutcome> {
   const postFile = options.postFile ?? true;
-  return waitForHandOff(file, (writerGone) => lookForFile(file, options.content, postFile) ?? (writerGone ? "died" : undefined), {
+  return waitForHandOff<WaitOutcome>(file, () => lookForFile(file, options.content, postFile), {
+    died: "died",
     signal: options.signal,
     followWriter: postFile,
     safetyPollMs: options.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS,

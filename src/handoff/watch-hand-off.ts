@@ -1,155 +1,185 @@
 import { every } from "../base/clock.js";
 import { waitForWriter, type WriterWait } from "./liveness-lock.js";
-import { watchFolderOf } from "./watch-folder.js";
+import { watchFolderOf, type FolderWatch } from "./watch-folder.js";
+import { machineOf, WAIT_TRANSITIONS, type WaitEffect, type WaitEvent, type WaitState } from "./wait-states.js";
 
-// Tells a waiter when to look at the file it waits for. Two ways, one at a time:
+// Waits for a file and tells the caller what a look at it found. When to look, two ways, one at a time:
 // - The file's writer is a baton (its liveness file, FILE.baton-live, is there): the waiter blocks on the writer's
 //   lock in a thread of the addon and looks once, when the writer lets go: it has handed on (FILE or FILE.err is in
 //   place) or it died. No inotify instance, no timer: the kernel wakes the waiter (docs/design.md "Waiting"). The
 //   writer's wake FIFO (FILE.baton-wake) usually wakes the event loop a moment before the thread does: one more look.
 // - Until then (the writer has not started yet, or it is not a baton: the downward-API ready file, a user's `touch`):
-//   an inotify watch of the folder, a poll when the node has no instance left, and a safety poll. Each look also
-//   looks for the liveness file; once it is found the watch and the polls end.
+//   a folder watch (watch-folder.ts: inotify, or a poll when the node has no instance left) and a safety poll. Each
+//   look also looks for the liveness file; once it is found the folder watch and the safety poll end.
+// Which of those a wait is in, and what moves it: WAIT_TRANSITIONS in wait-states.ts. This file runs the effects.
 
-export interface HandOffWatch {
-  close(): void;
-}
-
-export interface HandOffWait {
+export interface HandOffWait<T> {
   /** Aborting ends the wait: the promise rejects with signal.reason. */
   signal: AbortSignal;
-  followWriter: boolean;
-  safetyPollMs: number;
-  warn: (message: string) => void;
-  /** The error the wait rejects with when a folder on the way can never be watched. */
-  refused: (path: string, error: NodeJS.ErrnoException) => Error;
-}
-
-/**
- * The promise form of watchHandOff, the one both a step's wait and Argo's dependency wait use: resolves with the first
- * value `look(writerGone)` returns, rejects with what it throws, or with the abort reason.
- */
-export function waitForHandOff<T>(file: string, look: (writerGone: boolean) => T | undefined, options: HandOffWait): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let watch: HandOffWatch | undefined;
-    // Eager: on the wake-up path (docs/design.md#eager-functions).
-    const finish = (function finish<V>(settle: (outcome: V) => void, outcome: V) {
-      if (done) return;
-      done = true;
-      settle(outcome);
-      // Tidy up once the caller has moved on: its command is already starting. This is ~1 ms of code run for the
-      // first time, which would otherwise sit between the post file and the next command (make bench, row 1).
-      setImmediate(
-        // Eager: on the hand-on path (docs/design.md#eager-functions).
-        (function tidyUp() {
-          watch?.close();
-          options.signal.removeEventListener("abort", onAbort);
-        }),
-      );
-    });
-    const onAbort = () => finish(reject, options.signal.reason);
-    options.signal.addEventListener("abort", onAbort);
-    if (options.signal.aborted) return onAbort();
-    watch = watchHandOff(
-      file,
-      // Eager: on the wake-up path (docs/design.md#eager-functions).
-      (function onLook(writerGone: boolean) {
-        if (done) return;
-        try {
-          const value = look(writerGone);
-          if (value !== undefined) finish(resolve, value);
-        } catch (error) {
-          finish(reject, error);
-        }
-      }),
-      { ...options, refused: (path, error) => finish(reject, options.refused(path, error)) },
-    );
-  });
-}
-
-export interface HandOffOptions {
   /** Follow the writer's liveness lock (a post file); false for a file no baton writes (a cancel file). */
   followWriter: boolean;
   /** Interval of the safety poll while no writer is followed. */
   safetyPollMs: number;
   warn: (message: string) => void;
-  /** The file can never be looked up (a folder on the way not searchable). */
-  refused: (path: string, error: NodeJS.ErrnoException) => void;
+  /** The error the wait rejects with when a folder on the way can never be watched. */
+  refused: (path: string, error: NodeJS.ErrnoException) => Error;
+  /** The answer when the writer let go of its lock and `look` still finds nothing: it died. */
+  died: T;
+}
+
+/** What one wait holds. Declared whole before the functions that use it. */
+interface HandOff<T> {
+  readonly file: string;
+  readonly look: () => T | undefined;
+  readonly options: HandOffWait<T>;
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: unknown) => void;
+  folderWatch: FolderWatch | undefined;
+  safetyPoll: NodeJS.Timeout | undefined;
+  /** The writer whose lock a thread waits on now. */
+  writer: WriterWait | undefined;
+  /**
+   * The writer last seen letting go, kept until the wait ends (the caller's command has started by then) or another
+   * writer takes its place: a writer that handed on exits once its waiters let go of its wake FIFO, so its exit does
+   * not compete with this step's start (docs/design.md "Stepping aside").
+   */
+  goneWriter: WriterWait | undefined;
+  /** The inode of the liveness file whose lock was last seen free: that writer is not followed again. */
+  goneIno: number | undefined;
+  /** What the last look found, or why it failed. */
+  found: T | undefined;
+  error: unknown;
+  dispatch: (event: WaitEvent) => void;
+  onAbort: () => void;
 }
 
 /**
- * Calls `look(writerGone)` whenever the file may have appeared; `writerGone` is true when its baton writer let go of
- * its lock and no other writer took its place: a file still missing then will never come ("died"). Also calls it
- * once at the start (after the watch is armed, so that nothing written in between is missed).
+ * Resolves with the first value `look()` returns, with `options.died` when the file's baton writer let go of its lock
+ * and no other writer took its place while `look()` still finds nothing, rejects with what `look` throws, the
+ * refusal, or the abort reason. Both a step's wait and Argo's dependency wait use it.
  */
-export function watchHandOff(file: string, look: (writerGone: boolean) => void, options: HandOffOptions): HandOffWatch {
-  let closed = false;
-  let writer: WriterWait | undefined;
-  let lastWriter: number | undefined;
-  // The writer last seen letting go, forgotten when this watch closes (the caller's command has started by then) or
-  // another writer takes its place: a writer that handed on exits once its waiters let go of its wake FIFO, so its
-  // exit does not compete with this step's start (docs/design.md "Stepping aside").
-  let gone: WriterWait | undefined;
-  const changed = () => {
-    if (closed) return;
-    if (followWriter && writer === undefined) follow();
-    if (!closed) look(false);
-  };
-  // The thread is waiting before the look that follows: a writer that hands on after it opened the file wakes it.
-  const follow = () => {
-    writer = waitForWriter(file, lastWriter, onWriterGone, () => {
-      if (!closed) look(false);
-    });
-    if (writer === undefined) return;
-    watch?.close();
-    watch = undefined;
-    clearInterval(safety);
-    safety = undefined;
-  };
-  const onWriterGone = (ino: number, ok: boolean) => {
-    if (closed) return;
-    gone?.forget();
-    gone = writer;
-    writer = undefined;
-    if (!ok) {
-      // flock failed (a file system that keeps no locks): the lock tells nothing; watch the folder as for a stranger.
-      followWriter = false;
-      watchFolder();
-      return changed();
-    }
-    lastWriter = ino;
-    // A new baton may have taken its place (a restarted container renames a new liveness file into place): the old
-    // one's FIFO is then nobody's concern.
-    follow();
-    if (writer !== undefined) {
-      gone?.forget();
-      gone = undefined;
-    }
-    look(writer === undefined);
-  };
-
-  let followWriter = options.followWriter;
-  let watch: { close(): void } | undefined;
-  let safety: NodeJS.Timeout | undefined;
-  const watchFolder = () => {
-    watch = watchFolderOf(file, changed, options.warn, options.refused);
-    safety = every(options.safetyPollMs, changed);
-    if (closed) watch.close(); // refused at once: the caller has already closed this
-    if (closed) clearInterval(safety);
-  };
-  // A writer that is already there needs no watch at all (not even an instance opened and closed: none may be left).
-  if (followWriter) follow();
-  if (writer === undefined) watchFolder();
-  changed();
-  return {
-    // Eager: on the hand-on path (docs/design.md#eager-functions).
-    close: (function close() {
-      closed = true;
-      watch?.close();
-      clearInterval(safety);
-      writer?.forget();
-      gone?.forget();
-    }),
-  };
+export function waitForHandOff<T>(file: string, look: () => T | undefined, options: HandOffWait<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const handOff: HandOff<T> = {
+      file, look, options, resolve, reject,
+      folderWatch: undefined, safetyPoll: undefined, writer: undefined, goneWriter: undefined, goneIno: undefined,
+      found: undefined, error: undefined, dispatch: () => {}, onAbort: () => {},
+    };
+    const machine = machineOf<WaitState, WaitEvent, WaitEffect>(WAIT_TRANSITIONS, "starting", (effect) => runEffect(handOff, effect));
+    handOff.dispatch = machine.dispatch;
+    handOff.onAbort = () => machine.dispatch("aborted");
+    options.signal.addEventListener("abort", handOff.onAbort);
+    if (options.signal.aborted) return handOff.onAbort();
+    machine.dispatch(options.followWriter ? "start" : "start-stranger");
+  });
 }
+
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const runEffect = (function runEffect<T>(handOff: HandOff<T>, effect: WaitEffect): WaitEvent | undefined {
+  switch (effect) {
+    case "find-writer":
+      return findWriter(handOff, undefined);
+    case "find-new-writer":
+      return findWriter(handOff, handOff.goneIno);
+    case "watch-folder":
+      return watchFolder(handOff);
+    case "stop-watching-folder":
+      return stopWatchingFolder(handOff);
+    case "keep-gone-writer":
+      handOff.goneWriter?.forget();
+      handOff.goneWriter = handOff.writer;
+      handOff.writer = undefined;
+      return undefined;
+    case "forget-gone-writer":
+      handOff.goneWriter?.forget();
+      handOff.goneWriter = undefined;
+      return undefined;
+    case "look":
+      return lookOnce(handOff) ?? undefined;
+    case "last-look":
+      return lookOnce(handOff) ?? "file-missing";
+    case "answer-found":
+      handOff.resolve(handOff.found!);
+      return undefined;
+    case "answer-died":
+      handOff.resolve(handOff.options.died);
+      return undefined;
+    case "answer-error":
+      handOff.reject(handOff.error);
+      return undefined;
+    case "answer-aborted":
+      handOff.reject(handOff.options.signal.reason);
+      return undefined;
+    case "tidy-up-soon":
+      // Once the caller has moved on: its command is already starting. This is ~1 ms of code run for the first time,
+      // which would otherwise sit between the post file and the next command (make bench, row 1).
+      setImmediate(tidyUp, handOff);
+      return undefined;
+  }
+});
+
+/**
+ * Looks for the file's baton writer (passing over the liveness file numbered `notIno`): writer-found once a thread
+ * waits on its lock (the thread is waiting before the look that follows: a writer that hands on after it opened the
+ * file wakes it), lock-free when its lock was seen free without one, no-writer otherwise.
+ */
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const findWriter = (function findWriter<T>(handOff: HandOff<T>, notIno: number | undefined): WaitEvent {
+  const found = waitForWriter(
+    handOff.file,
+    notIno,
+    (ino, ok) => handOff.dispatch(writerLetGo(handOff, ino, ok)),
+    () => handOff.dispatch("woken"),
+  );
+  if (found === undefined) return "no-writer";
+  if ("freeIno" in found) return writerLetGo(handOff, found.freeIno, true);
+  handOff.writer = found;
+  return "writer-found";
+});
+
+/** The one way a free lock reaches the wait, from the thread or from a look without one. */
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const writerLetGo = (function writerLetGo<T>(handOff: HandOff<T>, ino: number, ok: boolean): WaitEvent {
+  const event = ok ? "lock-free" : "lock-failed";
+  if (ok) handOff.goneIno = ino;
+  return event;
+});
+
+/** file-seen (what the look found is kept for the answer), look-failed, or undefined: nothing yet. */
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const lookOnce = (function lookOnce<T>(handOff: HandOff<T>): WaitEvent | undefined {
+  try {
+    handOff.found = handOff.look();
+    return handOff.found === undefined ? undefined : "file-seen";
+  } catch (error) {
+    handOff.error = error;
+    return "look-failed";
+  }
+});
+
+function watchFolder<T>(handOff: HandOff<T>): undefined {
+  const changed = () => handOff.dispatch("folder-changed");
+  handOff.folderWatch = watchFolderOf(handOff.file, changed, handOff.options.warn, (path, error) => {
+    handOff.error = handOff.options.refused(path, error);
+    handOff.dispatch("unsearchable");
+  });
+  handOff.safetyPoll = every(handOff.options.safetyPollMs, changed);
+  return undefined;
+}
+
+// Eager: on the wake-up path (docs/design.md#eager-functions).
+const stopWatchingFolder = (function stopWatchingFolder<T>(handOff: HandOff<T>): undefined {
+  handOff.folderWatch?.close();
+  handOff.folderWatch = undefined;
+  clearInterval(handOff.safetyPoll);
+  handOff.safetyPoll = undefined;
+  return undefined;
+});
+
+// Eager: on the hand-on path (docs/design.md#eager-functions).
+const tidyUp = (function tidyUp<T>(handOff: HandOff<T>): void {
+  stopWatchingFolder(handOff);
+  handOff.writer?.forget();
+  handOff.goneWriter?.forget();
+  handOff.options.signal.removeEventListener("abort", handOff.onAbort);
+});

@@ -89,6 +89,19 @@ export function startThreadPool(): void {
   access(".", () => {});
 }
 
+/** One copy of the command's output, as teeOutput sets it up. Declared whole before the functions that use it. */
+interface Tee {
+  /** Each captured stream, baton's own stream it goes to, and the files it is copied to. */
+  readonly pairs: readonly [Readable, Sink, readonly string[]][];
+  readonly files: Map<string, WriteStream>;
+  /** Every destination, and its name for a warning. */
+  readonly sinkNames: Map<Sink, string>;
+  readonly policy: CopyFinish<Readable, Sink>;
+  readonly warn: (message: string) => void;
+  /** A file's write failed: warn once per step. */
+  fileFailed: boolean;
+}
+
 export function teeOutput(
   sources: { stdout: Readable | null; stderr: Readable | null },
   targets: CaptureTargets,
@@ -112,43 +125,9 @@ export function teeOutput(
     [...sinkNames.keys()],
     monotonicMs(),
   );
-  let fileFailed = false; // warn once per step
-  const resume = () => {
-    for (const [source, own, paths] of pairs) {
-      if (!source.isPaused() || policy.full(own) || paths.some((path) => policy.full(files.get(path)!))) continue;
-      policy.resumed(source, monotonicMs());
-      source.resume(); // Node emits what it held on the next tick, before this setImmediate
-      setImmediate(() => policy.settled(source));
-    }
-  };
-  for (const [file, stream] of files) {
-    stream.on("error", (error) => {
-      // A full disk must not kill the command or lose its console output: stop copying to the file, say so once.
-      if (!fileFailed) warn(`stopped copying the command's output to ${file}: ${describeSystemError(error)}`);
-      fileFailed = true;
-      policy.giveUp(stream);
-      resume();
-    });
-    stream.on("drain", resume);
-  }
-  for (const own of owns) {
-    // baton's own stdout closed (EPIPE) must not end the copy to the file, nor crash baton.
-    own.on("error", () => {
-      policy.giveUp(own);
-      resume();
-    });
-    own.on("drain", resume);
-  }
-  const copies = pairs.map(([source, own, paths]) => {
-    const sinks = [own, ...paths.map((path) => files.get(path)!)]; // one file may take both streams; closed in finish()
-    const copy = (chunk: Buffer) => {
-      policy.read(source, chunk.length, monotonicMs());
-      for (const sink of sinks) if (!policy.isBroken(sink) && !sink.destroyed) sink.write(chunk);
-      if (sinks.some((sink) => policy.full(sink))) source.pause(); // resumed by 'drain', or when that destination fails
-    };
-    source.on("data", copy);
-    return copy;
-  });
+  const tee: Tee = { pairs, files, sinkNames, policy, warn, fileFailed: false };
+  followSinks(tee, owns);
+  const copies = pairs.map(([source, own, paths]) => startCopy(tee, source, [own, ...paths.map((path) => files.get(path)!)]));
   const ended = pairs.map(
     ([source]) =>
       new Promise<void>((resolve) => {
@@ -157,57 +136,101 @@ export function teeOutput(
         source.once("error", () => resolve());
       }),
   );
+  return { finish: () => finishTee(tee, copies, ended) };
+}
 
-  /** Gives up on a destination that took nothing for STALL_LIMIT_MS: says how much of the output it dropped. */
-  const giveUpOnStalled = () => {
-    const stalled = policy.stalled(monotonicMs());
-    for (const sink of stalled) {
-      warn(`dropped ${sink.writableLength} bytes of the command's output to ${sinkNames.get(sink)}: it took nothing for ${STALL_LIMIT_MS} ms`);
-    }
-    if (stalled.length > 0) resume();
-  };
+/** Resumes each paused stream whose destinations all have room again. */
+function resume(tee: Tee): void {
+  for (const [source, own, paths] of tee.pairs) {
+    if (!source.isPaused() || tee.policy.full(own) || paths.some((path) => tee.policy.full(tee.files.get(path)!))) continue;
+    tee.policy.resumed(source, monotonicMs());
+    source.resume(); // Node emits what it held on the next tick, before this setImmediate
+    setImmediate(() => tee.policy.settled(source));
+  }
+}
 
-  return {
-    async finish() {
-      setImmediate(() => policy.readingAfterExit());
-      for (const [source] of pairs) source.once("end", () => policy.ended(source));
-      policy.exited(monotonicMs());
-      let check: NodeJS.Timeout | undefined;
-      const quiet = new Promise<void>((resolve) => {
-        check = setInterval(() => {
-          giveUpOnStalled();
-          const verdict = policy.check(monotonicMs());
-          if (verdict.state === "left-behind") {
-            warn(`stopped copying the command's output ${Math.round(verdict.afterExitMs)} ms after it exited: a process it left behind still writes to it`);
-          }
-          if (verdict.state !== "copying") resolve();
-        }, QUIET_AFTER_EXIT_MS / 4);
-      });
-      await Promise.race([Promise.all(ended), quiet]);
-      clearInterval(check);
-      pairs.forEach(([source], i) => {
-        source.off("data", copies[i]!);
-        source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
-      });
-      // What is queued still goes out (baton's exit, src/process/exit.ts, would drop it), to a slow reader too,
-      // unless it stalls.
-      check = setInterval(giveUpOnStalled, QUIET_AFTER_EXIT_MS / 4);
-      await Promise.all([...sinkNames.keys()].map((sink) => drained(sink, () => policy.isBroken(sink))));
-      clearInterval(check);
-      // 'close', not end()'s callback: a write that fails now (disk full) must get its 'error', and its warning,
-      // before baton exits. 'close' follows 'error'.
-      await Promise.all(
-        [...files.values()].map((stream) =>
-          stream.closed || policy.isBroken(stream)
-            ? undefined
-            : new Promise<void>((resolve) => {
-                stream.once("close", resolve);
-                if (!stream.destroyed) stream.end();
-              }),
-        ),
-      );
-    },
+/** A destination that drains or fails lets the copy go on. */
+function followSinks(tee: Tee, owns: readonly Sink[]): void {
+  for (const [file, stream] of tee.files) {
+    stream.on("error", (error) => {
+      // A full disk must not kill the command or lose its console output: stop copying to the file, say so once.
+      if (!tee.fileFailed) tee.warn(`stopped copying the command's output to ${file}: ${describeSystemError(error)}`);
+      tee.fileFailed = true;
+      tee.policy.giveUp(stream);
+      resume(tee);
+    });
+    stream.on("drain", () => resume(tee));
+  }
+  for (const own of owns) {
+    // baton's own stdout closed (EPIPE) must not end the copy to the file, nor crash baton.
+    own.on("error", () => {
+      tee.policy.giveUp(own);
+      resume(tee);
+    });
+    own.on("drain", () => resume(tee));
+  }
+}
+
+/** Copies each chunk of `source` to `sinks` (one file may take both streams; closed in finishTee): its 'data' listener. */
+function startCopy(tee: Tee, source: Readable, sinks: readonly Sink[]): (chunk: Buffer) => void {
+  const copy = (chunk: Buffer) => {
+    tee.policy.read(source, chunk.length, monotonicMs());
+    for (const sink of sinks) if (!tee.policy.isBroken(sink) && !sink.destroyed) sink.write(chunk);
+    if (sinks.some((sink) => tee.policy.full(sink))) source.pause(); // resumed by 'drain', or when that destination fails
   };
+  source.on("data", copy);
+  return copy;
+}
+
+/** Gives up on a destination that took nothing for STALL_LIMIT_MS: says how much of the output it dropped. */
+function giveUpOnStalled(tee: Tee): void {
+  const stalled = tee.policy.stalled(monotonicMs());
+  for (const sink of stalled) {
+    tee.warn(`dropped ${sink.writableLength} bytes of the command's output to ${tee.sinkNames.get(sink)}: it took nothing for ${STALL_LIMIT_MS} ms`);
+  }
+  if (stalled.length > 0) resume(tee);
+}
+
+/** OutputTee.finish: once the command has exited. */
+async function finishTee(tee: Tee, copies: readonly ((chunk: Buffer) => void)[], ended: readonly Promise<void>[]): Promise<void> {
+  const { pairs, policy } = tee;
+  setImmediate(() => policy.readingAfterExit());
+  for (const [source] of pairs) source.once("end", () => policy.ended(source));
+  policy.exited(monotonicMs());
+  let check: NodeJS.Timeout | undefined;
+  const quiet = new Promise<void>((resolve) => {
+    check = setInterval(() => {
+      giveUpOnStalled(tee);
+      const verdict = policy.check(monotonicMs());
+      if (verdict.state === "left-behind") {
+        tee.warn(`stopped copying the command's output ${Math.round(verdict.afterExitMs)} ms after it exited: a process it left behind still writes to it`);
+      }
+      if (verdict.state !== "copying") resolve();
+    }, QUIET_AFTER_EXIT_MS / 4);
+  });
+  await Promise.race([Promise.all(ended), quiet]);
+  clearInterval(check);
+  pairs.forEach(([source], i) => {
+    source.off("data", copies[i]!);
+    source.destroy(); // a grandchild still writing gets EPIPE, as it would if baton's own stdout had closed
+  });
+  // What is queued still goes out (baton's exit, src/process/exit.ts, would drop it), to a slow reader too,
+  // unless it stalls.
+  check = setInterval(() => giveUpOnStalled(tee), QUIET_AFTER_EXIT_MS / 4);
+  await Promise.all([...tee.sinkNames.keys()].map((sink) => drained(sink, () => policy.isBroken(sink))));
+  clearInterval(check);
+  // 'close', not end()'s callback: a write that fails now (disk full) must get its 'error', and its warning,
+  // before baton exits. 'close' follows 'error'.
+  await Promise.all(
+    [...tee.files.values()].map((stream) =>
+      stream.closed || policy.isBroken(stream)
+        ? undefined
+        : new Promise<void>((resolve) => {
+            stream.once("close", resolve);
+            if (!stream.destroyed) stream.end();
+          }),
+    ),
+  );
 }
 
 /** A destination of the copy: a file's WriteStream, or baton's own stdout/stderr. */

@@ -132,10 +132,21 @@ async function sidecarLifecycle(options: SidecarOptions, io: SidecarIO, state: {
     throw first.error;
   }
 
-  // 3c. A stop file appeared (or the step that writes it was killed): the steps are over. Stop the sidecar on purpose; that is a success.
+  // 3c. A stop file appeared (or the step that writes it was killed): the steps are over.
+  return stopOnStopFile(first, command, options, io, state.ready);
+}
+
+/** Stops the sidecar on purpose once a stop file appeared: that is a success. */
+async function stopOnStopFile(
+  first: Extract<FirstOutcome, { kind: "stop" }>,
+  command: RunningCommand | undefined,
+  options: SidecarOptions,
+  io: SidecarIO,
+  ready: boolean,
+): Promise<number> {
   emit("stopping", { file: first.file });
   if (first.writerDied) io.warn(`the step that writes ${first.stopFile} died before it handed on: stopping`);
-  if (options.readyProbe && !state.ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
+  if (options.readyProbe && !ready) io.warn(`${first.file} appeared before the sidecar was ready: it never will be`);
   if (options.stopUrls.length > 0) {
     const outcomes = await Promise.all(options.stopUrls.map((url) => postStopUrl(url)));
     for (const outcome of outcomes) {
