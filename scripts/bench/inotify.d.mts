@@ -2,4 +2,3 @@
 export function openDescriptors(pid: number): { fd: string; target: string }[];
 export function inotifyInstances(pid: number): number;
 export function hasInotifyWatch(pid: number): boolean;
-export function withInotifyLimit(limit: number): string[];

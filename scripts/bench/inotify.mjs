@@ -1,6 +1,6 @@
-// What the bench and the integration tests look at of a process's inotify use, and how both lower the node's inotify
-// budget: one copy, imported by scripts/bench/lib.mjs (re-exported) and by test/integration/. No side effects (lib.mjs
-// installs signal handlers, which a test process must not get).
+// What the bench and the integration tests look at of a process's inotify use (how both lower the node's inotify
+// budget: namespaces.mjs): one copy, imported by scripts/bench/lib.mjs (re-exported) and by test/integration/. No side
+// effects (lib.mjs installs signal handlers, which a test process must not get).
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { PROC } from "./proc.mjs";
 
@@ -57,15 +57,4 @@ export function hasInotifyWatch(pid) {
       return false;
     }
   });
-}
-
-/**
- * Words to put before a command so that it runs in a user namespace of its own whose inotify budget
- * (/proc/sys/user/max_inotify_instances, per user and namespace) is `limit` instances: 0, and every inotify_init1
- * fails with EMFILE, as on a node whose budget other software has taken. Needs root (or unprivileged user namespaces).
- * @param {number} limit
- * @returns {string[]}
- */
-export function withInotifyLimit(limit) {
-  return ["unshare", "--user", "--map-root-user", "sh", "-c", `echo ${limit} > /proc/sys/user/max_inotify_instances && exec "$@"`, "sh"];
 }

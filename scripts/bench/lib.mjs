@@ -6,7 +6,8 @@ import { hasInotifyWatch } from "./inotify.mjs";
 import { PROC } from "./proc.mjs";
 
 export { sleep };
-export { hasInotifyWatch, inotifyInstances, withInotifyLimit } from "./inotify.mjs";
+export { hasInotifyWatch, inotifyInstances } from "./inotify.mjs";
+export { withInotifyLimit } from "./namespaces.mjs";
 export { withOwnProc } from "./proc.mjs";
 
 /**

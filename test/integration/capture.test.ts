@@ -6,6 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { createReadStream, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { BATON, SKIP_WHEN_QUICK, cleanEnv, eventSeen, existsSync, join, peakRssKiB, readJson, runBaton, startBaton, tempDir, waitFor, IS_ROOT } from "./helpers.js";
+import { inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 function killGroup(pgid: number): void {
   try {
@@ -153,9 +154,8 @@ test("an output file on a full disk: the copy to it stops with one line, the com
   mkdirSync(join(dir, "full"));
   const size = 1024 * 1024;
   // A 64 KiB tmpfs in a mount namespace of its own.
-  const mount = `mount -t tmpfs -o size=64k tmpfs ${dir}/full && exec "$@"`;
   const exit = await runBaton(["--stdout-path", join(dir, "full/out.log"), "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x`], {
-    prefix: ["unshare", "--mount", "sh", "-c", mount, "sh"],
+    prefix: inMountNamespace(`mount -t tmpfs -o size=64k tmpfs ${dir}/full`),
   });
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(exit.stdout.length, size, "all of it still reached baton's stdout");

@@ -7,6 +7,7 @@ import { chmodSync, closeSync, copyFileSync, constants as fsConstants, mkdirSync
 import { Socket } from "node:net";
 import { busyboxRoot } from "./busybox-root.js";
 import { BATON, NO_STANDALONE, STANDALONE_DIR, cleanEnv, eventSeen, existsSync, join, readJson, readOr, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { fullDisk, inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 const skipRoot = !IS_ROOT && "needs root (mount namespace, tmpfs, PID namespace)";
 
@@ -14,8 +15,7 @@ const skipRoot = !IS_ROOT && "needs root (mount namespace, tmpfs, PID namespace)
  * runs after it, still inside (the tmpfs is gone once the namespace ends), and baton's exit code is kept. */
 function withFullDisk(dir: string, then = ""): string[] {
   mkdirSync(join(dir, "full"), { recursive: true });
-  const fill = `mount -t tmpfs -o size=64k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler 2>/dev/null || true)`;
-  return ["unshare", "--mount", "sh", "-c", `${fill} && { "$@"; rc=$?; ${then} exit $rc; }`, "sh"];
+  return inMountNamespace(fullDisk(`${dir}/full`), then);
 }
 
 test("finding 1: DIR/exitCode on a full disk: POST.err is still written, one line, exit 1", { skip: skipRoot }, async () => {

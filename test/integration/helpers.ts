@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after } from "node:test";
+import { inMountNamespace, readOnlyFolder } from "../../scripts/bench/namespaces.mjs";
 
 /** The bundle under test; BATON_TEST_BUNDLE points at another build (to see a regression test fail on older code). */
 export const BATON = process.env.BATON_TEST_BUNDLE || resolve(import.meta.dirname, "../../dist/baton.cjs");
@@ -13,6 +14,14 @@ export const BATON = process.env.BATON_TEST_BUNDLE || resolve(import.meta.dirnam
 export const STANDALONE_DIR = resolve(import.meta.dirname, "../../dist/baton-linux-x64");
 export const STANDALONE = join(STANDALONE_DIR, "baton");
 export const IS_ROOT = process.getuid?.() === 0;
+
+/** Words that run what follows as nobody (uid and gid 65534, no groups). */
+export const AS_NOBODY: string[] = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+
+/** Words that run what follows as nobody, with `dir` mounted read-only: a neighbour that may only read the folder. */
+export function readOnlyNeighbour(dir: string): string[] {
+  return [...inMountNamespace(readOnlyFolder(dir)), ...AS_NOBODY];
+}
 
 /**
  * `make check`, the quick loop, sets BATON_TEST_QUICK=1: a stress case then plays its race once instead of many times

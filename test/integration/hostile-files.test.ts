@@ -8,6 +8,7 @@ import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, s
 import {
   BATON, IS_ROOT, NO_STANDALONE, STANDALONE, cleanEnv, existsSync, join, readJson, readOr, startBaton, tempDir, type Exit, type StartOptions,
 } from "./helpers.js";
+import { fullDisk, inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 const skipRoot = !IS_ROOT && "needs root (PID namespace, mount namespace, tmpfs)";
 const BUILDS = [[undefined, "bundle"], [[STANDALONE], "standalone build"]] as const;
@@ -305,9 +306,10 @@ for (const [build, label] of BUILDS) {
     mkdirSync(join(dir, "full"));
     writeFileSync(join(dir, "victim"), "VICTIM");
     const post = join(dir, "full/post");
+    // The link is planted before the disk is filled: it takes room too.
     const fill = `mount -t tmpfs -o size=64k tmpfs ${dir}/full && ln -s ${dir}/victim ${post}.err && (head -c 1M /dev/zero > ${dir}/full/filler 2>/dev/null || true)`;
     const check = `{ [ -L ${post}.err ] && echo link || wc -c < ${post}.err; } > ${dir}/after;`;
-    const prefix = ["unshare", "--mount", "sh", "-c", `${fill} && { "$@"; rc=$?; ${check} exit $rc; }`, "sh"];
+    const prefix = inMountNamespace(fill, check);
     // A failing command: POST.err is what baton writes, so it is not removed first as a stale opposite.
     const exit = await runWithin(["--post-file", post, "--", "false"], { prefix, ...(build ? { baton: [...build] } : {}) });
     assert.equal(exit.code, 1, exit.stderr);
@@ -352,8 +354,7 @@ for (const [build, label] of BUILDS) {
   test(`${label}: baton init onto a full disk says ENOSPC (the standalone build's copy of lib/ said EIO)`, { skip: skipRoot }, async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "full"));
-    const fill = `mount -t tmpfs -o size=256k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler 2>/dev/null || true)`;
-    const prefix = ["unshare", "--mount", "sh", "-c", `${fill} && exec "$@"`, "sh"];
+    const prefix = inMountNamespace(fullDisk(`${dir}/full`, "256k"));
     const exit = await runWithin(["init", join(dir, "full/bin/baton")], { prefix, ...(build ? { baton: [...build] } : {}) });
     assert.equal(exit.code, 1, exit.stderr);
     assert.match(exit.stderr, /^baton: cannot copy .*: no space left on device \(ENOSPC\)\n$/);
@@ -362,7 +363,7 @@ for (const [build, label] of BUILDS) {
   test(`${label}: a read-only file system is named as such (EROFS), not as a missing file`, { skip: skipRoot }, async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "ro"));
-    const prefix = ["unshare", "--mount", "sh", "-c", `mount -t tmpfs -o ro tmpfs ${dir}/ro && exec "$@"`, "sh"];
+    const prefix = inMountNamespace(`mount -t tmpfs -o ro tmpfs ${dir}/ro`);
     const options = { prefix, ...(build ? { baton: [...build] } : {}) };
     const post = await runWithin(["--post-file", join(dir, "ro/sub/post"), "--", "true"], options);
     assert.equal(post.code, 2, post.stderr);
@@ -376,7 +377,7 @@ for (const [build, label] of BUILDS) {
     writeFileSync(join(root, "creds-secrets/s/password"), "p");
     mkdirSync(home);
     const creds = await run(["-basic-docker=s=https://r"], ["true"], {
-      prefix: ["unshare", "--mount", "sh", "-c", `mount -t tmpfs -o ro tmpfs ${home} && exec "$@"`, "sh"],
+      prefix: inMountNamespace(`mount -t tmpfs -o ro tmpfs ${home}`),
     });
     assert.equal(creds.code, 0, creds.stderr);
     assert.match(creds.stderr, /^baton: cannot copy the credential \.docker .*read-only file system \(EROFS\)/m);

@@ -7,6 +7,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFile
 import { IS_ROOT, cleanEnv, existsSync, join, readJson, runBaton, tempDir } from "./helpers.js";
 import { assertOneLine, tektonPod, writeResult } from "./hostile-input-cases.js";
 import { argoPod } from "./argo-helpers.js";
+import { inMountNamespace, readOnlyFolder } from "../../scripts/bench/namespaces.mjs";
 
 /** A pod's /tekton with one secret mounted under creds-secrets/, and an empty $HOME. */
 function credentialsPod(secret: string, files: Record<string, string>) {
@@ -285,9 +286,8 @@ export function hostileValueCases(build: string, baton: readonly string[]): void
     const dir = tempDir();
     const folder = join(dir, "run");
     mkdirSync(folder);
-    const readOnly = `mount --bind ${folder} ${folder} && mount -o remount,bind,ro ${folder} && exec "$@"`;
     const exit = await runBaton(["--post-file", join(folder, "out"), "--", "touch", join(dir, "ran")], {
-      baton: words, prefix: ["unshare", "--mount", "sh", "-c", readOnly, "sh"],
+      baton: words, prefix: inMountNamespace(readOnlyFolder(folder)),
     });
     assert.equal(exit.code, 1, exit.stderr);
     assert.match(exit.stderr, /^baton: cannot hand on through \S+\/run\/out: its folder takes no new file \(read-only file system \(EROFS\)\); not running the command\n$/);

@@ -9,13 +9,13 @@ import { chmodSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync }
 import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
 import {
   BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, join, readEvents, readJson, runBaton, shellWaitFor, sleepingIn, startBaton, tempDir,
-  waitFor, IS_ROOT,
+  waitFor, IS_ROOT, AS_NOBODY, readOnlyNeighbour,
   type Exit, type StartOptions,
 } from "./helpers.js";
+import { inMountNamespace, readOnlyFolder } from "../../scripts/bench/namespaces.mjs";
 
 const skipRoot = !IS_ROOT && "needs root (other uids, mount namespaces)";
 /** Run as nobody: another uid than the predecessor's, with no right to read 0600 files of root's. */
-const AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
 
 /** Resolves once the process has written a line matching `pattern` on stderr. */
 function stderrSays(child: ChildProcess, pattern: RegExp): Promise<void> {
@@ -34,10 +34,6 @@ const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 const NO_PYTHON = spawnSync(PYTHON, ["-c", "pass"]).status !== 0 && "needs python3";
 const NO_CC = spawnSync("cc", ["--version"]).status !== 0 && "needs a C compiler";
 
-/** Words that run what follows as nobody, with `dir` mounted read-only: a neighbour that may only read the folder. */
-function readOnlyNeighbour(dir: string): string[] {
-  return ["unshare", "--mount", "sh", "-c", `mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir} && exec "$@"`, "sh", ...AS_NOBODY];
-}
 
 /** `exited`, or a failure naming `what` if the process is still there after `ms` (generous: the machine is shared). */
 async function endsWithin(exited: Promise<Exit>, ms: number, what: string): Promise<Exit> {
@@ -246,9 +242,8 @@ for (const { build, words } of BUILDS) {
   test(`${build}: a read-only post folder: the command does not run for an outcome that cannot be handed on`, { skip: skipRoot }, async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "ro"));
-    const readOnly = `mount --bind ${dir}/ro ${dir}/ro && mount -o remount,bind,ro ${dir}/ro && exec "$@"`;
     const exit = await run(["--post-file", join(dir, "ro/post"), "--", "touch", join(dir, "ran")], {
-      prefix: ["unshare", "--mount", "sh", "-c", readOnly, "sh"],
+      prefix: inMountNamespace(readOnlyFolder(`${dir}/ro`)),
     });
     assert.equal(exit.code, 1, exit.stderr);
     assert.match(exit.stderr, /^baton: cannot hand on through .*\/ro\/post: its folder takes no new file \(read-only file system \(EROFS\)\); not running the command$/m);
@@ -260,9 +255,9 @@ for (const { build, words } of BUILDS) {
     const dir = tempDir();
     mkdirSync(join(dir, "full"));
     // A tmpfs of 8 inodes, all taken (the root folder holds one).
-    const fill = `mount -t tmpfs -o nr_inodes=8 tmpfs ${dir}/full && for i in 1 2 3 4 5 6 7 8 9; do touch ${dir}/full/f$i 2>/dev/null; done; exec "$@"`;
+    const fill = `mount -t tmpfs -o nr_inodes=8 tmpfs ${dir}/full && for i in 1 2 3 4 5 6 7 8 9; do touch ${dir}/full/f$i 2>/dev/null; done; true`;
     const exit = await run(["--post-file", join(dir, "full/post"), "--", "touch", join(dir, "ran")], {
-      prefix: ["unshare", "--mount", "sh", "-c", fill, "sh"],
+      prefix: inMountNamespace(fill),
     });
     assert.equal(exit.code, 1, exit.stderr);
     assert.match(exit.stderr, /^baton: cannot hand on through .*\/full\/post: its folder takes no new file \(no space left on device \(ENOSPC\)\)/m);
@@ -469,7 +464,7 @@ for (const { build, words } of BUILDS) {
       const dir = sharedDir();
       const post = join(dir, "out");
       // Root, through a read-only mount: it may open even a file of mode 0, for reading.
-      const said = await lockGrabber(dir, ["unshare", "--mount", "sh", "-c", `mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir} && exec "$@"`, "sh"], t, most);
+      const said = await lockGrabber(dir, inMountNamespace(readOnlyFolder(dir)), t, most);
       // Every fcntl of the writer held back 100 ms: time for the neighbour to lock each file of mode 0 first.
       const trace = ["strace", "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=fcntl", "-e", "inject=fcntl:delay_enter=100000", "env", `LD_PRELOAD=${noTmpfileShim(dir)}`];
       const exit = await endsWithin(start(["--post-file", post, "--", "sh", "-c", `test -e ${post}.baton-live && touch ${dir}/ran`], { prefix: trace }).exited, 120_000, "the writer");

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { BATON, cleanEnv, eventSeen, existsSync, join, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { fullDisk, inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -59,9 +60,8 @@ test("a post file that cannot be written (disk full) fails the step with one lin
   const dir = tempDir();
   mkdirSync(join(dir, "full"));
   // A 4 KiB tmpfs, filled up, in a mount namespace of its own so nothing leaks onto the host.
-  const fill = `mount -t tmpfs -o size=4k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler || true) && exec "$@"`;
   const exit = await runBaton(["--post-file", join(dir, "full/post"), "--", "true"], {
-    prefix: ["unshare", "--mount", "sh", "-c", fill, "sh"],
+    prefix: inMountNamespace(fullDisk(`${dir}/full`, "4k")),
   });
   assert.notEqual(exit.code, 0);
   assert.match(exit.stderr, /^baton: cannot write post file .*\/full\/post: .*ENOSPC/m);

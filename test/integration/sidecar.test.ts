@@ -8,6 +8,7 @@ import {
   cleanEnv, eventSeen, existsSync, fileAppears, freePort, join, liveGroupMembers, readEvents, readJson, startBaton, tempDir,
   IS_ROOT,
 } from "./helpers.js";
+import { fullDisk, inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 const skip = !IS_ROOT && "needs root for a PID namespace";
 
@@ -443,10 +444,9 @@ test("a ready file that cannot be written (disk full): the sidecar is stopped, o
   mkdirSync(join(dir, "full"));
   const events = join(dir, "events");
   // A 4 KiB tmpfs, filled up, in a mount namespace of its own so nothing leaks onto the host.
-  const fill = `mount -t tmpfs -o size=4k tmpfs ${dir}/full && (head -c 1M /dev/zero > ${dir}/full/filler || true) && exec "$@"`;
   const exit = await startBaton(
     ["sidecar", "--stop-file", join(dir, "last"), "--ready-probe", `file:${dir}`, "--ready-file", join(dir, "full/ready"), "--", "sleep", "1000"],
-    { prefix: ["unshare", "--mount", "sh", "-c", fill, "sh"], env: cleanEnv({ BATON_EVENTS: events }) },
+    { prefix: inMountNamespace(fullDisk(`${dir}/full`, "4k")), env: cleanEnv({ BATON_EVENTS: events }) },
   ).exited;
   assert.equal(exit.code, 1);
   assert.match(exit.stderr, /^baton: cannot write ready file .*\/full\/ready: .*ENOSPC.*$/m); // after head's own complaint

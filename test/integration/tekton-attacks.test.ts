@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { IS_ROOT, cleanEnv, existsSync, fileAppears, handlersInstalled, join, readJson, runBaton, startBaton, tempDir } from "./helpers.js";
+import { fullDisk, inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 const skipRoot = !IS_ROOT && "needs root (PID namespace, mount namespace, tmpfs)";
 
@@ -50,8 +51,7 @@ test("credentials onto a full disk: one line each, the step still runs and hands
   writeFileSync(join(root, "creds-secrets/s/username"), "u");
   writeFileSync(join(root, "creds-secrets/s/password"), "p".repeat(100_000));
   // /tekton/creds is a 64 KiB tmpfs, already full, in a mount namespace of baton's own.
-  const fill = `mount -t tmpfs -o size=64k tmpfs ${root}/creds && (head -c 1M /dev/zero > ${root}/creds/filler 2>/dev/null || true)`;
-  const prefix = ["unshare", "--mount", "sh", "-c", `${fill} && exec "$@"`, "sh"];
+  const prefix = inMountNamespace(fullDisk(`${root}/creds`));
   const argv = ["-post_file", post, "-basic-docker=s=https://r", "-basic-git=s=https://g", "-entrypoint", "touch", "--", join(dir, "ran")];
   const exit = await runBaton(argv, { env, prefix });
   assert.equal(exit.code, 0, exit.stderr);

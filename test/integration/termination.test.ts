@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
+import { inMountNamespace } from "../../scripts/bench/namespaces.mjs";
 
 /** A step with a termination message and two results, foo and bar, read from DIR/results. */
 function stepArgs(dir: string, extra: string[] = []): string[] {
@@ -184,8 +185,7 @@ test("a termination path the kubelet bind-mounted (rename gives EBUSY) is writte
   const host = join(dir, "host-termination-log");
   writeFileSync(host, "");
   writeFileSync(join(dir, "termination"), "");
-  const bind = `mount --bind ${host} ${dir}/termination && exec "$@"`;
-  const exit = await runBaton([...stepArgs(dir), "--", "true"], { prefix: ["unshare", "--mount", "sh", "-c", bind, "sh"] });
+  const exit = await runBaton([...stepArgs(dir), "--", "true"], { prefix: inMountNamespace(`mount --bind ${host} ${dir}/termination`) });
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(readFileSync(host, "utf8"), `[{"key":"StartedAt","value":"${startedAt(dir, "post")}","type":3}]`);
   // Sanity: rename onto a mount point does fail, so the in-place path above was really taken.

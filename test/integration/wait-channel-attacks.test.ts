@@ -9,7 +9,7 @@ import { chmodSync, closeSync, constants, mkdirSync, openSync, readdirSync, read
 import { execFileSync, spawnSync } from "node:child_process";
 import {
   BATON, NO_STANDALONE, STANDALONE, IS_ROOT, cleanEnv, eventSeen, existsSync, fileAppears, holdsWakeFile, join, pidsCgroup, readEvents, readJson, shellWaitFor, sleepingIn,
-  startBaton, tempDir, waitFor,
+  startBaton, tempDir, waitFor, readOnlyNeighbour,
   type Exit, type StartOptions,
 } from "./helpers.js";
 import { inotifyInstances, openDescriptors } from "../../scripts/bench/inotify.mjs";
@@ -101,11 +101,6 @@ const cgroup = pidsCgroup();
 const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 const NO_PYTHON = spawnSync(PYTHON, ["-c", "pass"]).status !== 0 && "needs python3";
 
-/** Words that run what follows as nobody, with `dir` mounted read-only: a neighbour that may only read the folder. */
-function readOnlyNeighbour(dir: string): string[] {
-  const asNobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
-  return ["unshare", "--mount", "sh", "-c", `mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir} && exec "$@"`, "sh", ...asNobody];
-}
 
 for (const { build, words } of BUILDS) {
   if (build === "standalone" && NO_STANDALONE) {

@@ -15,7 +15,8 @@ import {
   BATON, NO_STANDALONE, STANDALONE, cleanEnv, eventSeen, existsSync, fileAppears, holdsWakeFile, join, readJson, shellWaitFor, sleepingIn, startBaton, tempDir, waitFor,
   IS_ROOT, type StartOptions,
 } from "./helpers.js";
-import { inotifyInstances, openDescriptors, withInotifyLimit } from "../../scripts/bench/inotify.mjs";
+import { inotifyInstances, openDescriptors } from "../../scripts/bench/inotify.mjs";
+import { withInotifyLimit } from "../../scripts/bench/namespaces.mjs";
 
 /** How long a writer that has handed on waits at most for its waiters to let go of its wake FIFO (src/handoff/liveness-lock.ts). */
 const WAITERS_START_MS = 250;

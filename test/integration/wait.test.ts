@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
 import { cleanEnv, eventSeen, existsSync, join, readEvents, readJson, runBaton, startBaton, tempDir, IS_ROOT } from "./helpers.js";
 import { spawnSync } from "node:child_process";
-import { withInotifyLimit } from "../../scripts/bench/inotify.mjs";
+import { withInotifyLimit } from "../../scripts/bench/namespaces.mjs";
 
 const EVENTS_ONLY = { BATON_SAFETY_POLL: "1h" };
 
