@@ -61,7 +61,7 @@ const ALLOWED: { file: string; text: string; why: string }[] = [
   { file: "src/handoff/liveness-lock.ts", text: "A killed step must not hang the chain", why: HANDOFF },
   { file: "src/handoff/liveness-lock.ts", text: "The longest a step that has handed on waits", why: HANDOFF },
   { file: "src/handoff/post-file.ts", text: "Not rmSync({ force: true })", why: HANDOFF },
-  { file: "src/handoff/watch-hand-off.ts", text: "Tidy up once the caller has moved on", why: HANDOFF },
+  { file: "src/handoff/watch-hand-off.ts", text: "Once the caller has moved on", why: HANDOFF },
 ];
 
 interface Paragraph {
