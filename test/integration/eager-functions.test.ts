@@ -63,6 +63,8 @@ test("the functions tagged Eager in src/ are compiled with the bundle, not at th
   assert.equal(exit.code, 0, exit.stderr);
 
   const tagged = taggedDeclarations();
+  // With no tag found (the tags renamed or moved), the two checks below would pass on nothing.
+  assert.ok(tagged.size > 0, "no `// Eager:` declaration found in src/: the check below would look at nothing");
   const seen = bundleFunctionEvents(readFileSync(log, "utf8"));
   // Each tagged function's bytecode is in the log (an `interpreter` event at its line): the log and the map agree.
   const compiled = new Set(seen.filter((e) => e.event === "interpreter" && tagged.has(e.at)).map((e) => e.at));
