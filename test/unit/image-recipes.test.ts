@@ -31,9 +31,11 @@ test("the docs' COPY --from recipe is examples/Containerfile, which make e2e bui
 
 test("the docs' init-container pattern is taken from examples/pipeline-pod.yaml, line for line and in order", () => {
   const [yaml] = blocks("docs/standalone.md", "Putting baton into an image", "yaml");
+  // Without the block (moved, or fenced as another language) the loop below would compare nothing.
+  assert.ok(yaml && meaningful(yaml).length > 0, "docs/standalone.md has a yaml block under \"Putting baton into an image\"");
   const example = meaningful(read("examples/pipeline-pod.yaml"));
   let at = 0;
-  for (const line of meaningful(yaml ?? "")) {
+  for (const line of meaningful(yaml)) {
     const found = example.indexOf(line, at);
     assert.ok(found >= 0, `"${line}" is in examples/pipeline-pod.yaml after line ${at}`);
     at = found + 1;
