@@ -109,3 +109,20 @@ test("every Tekton spelling in the table becomes its option", () => {
   }
   assert.ok(spelled >= 20);
 });
+
+test("docs/tekton.md's table of Tekton's flags names every Tekton spelling in the table, and only flags the translation knows", () => {
+  const page = readFileSync(REFERENCE.replace("reference.md", "tekton.md"), "utf8");
+  const rows = page.split("\n").filter((line) => line.startsWith("| `-"));
+  const named = new Set(rows.flatMap((row) => [...row.split(" | ")[0]!.matchAll(/`--?([a-z][\w-]*)/g)].map((m) => m[1]!)));
+  const spelled = ALL_STEP_FLAGS.flatMap((f) => (f.tekton ? [f.tekton] : []));
+  assert.deepEqual(spelled.filter((name) => !named.has(name)), [], "Tekton spellings of the table missing from docs/tekton.md");
+  for (const name of named) {
+    // Known (a step), or refused by name as not Tekton's (exit 2) or as SPIRE (exit 1): never "unknown".
+    try {
+      translateTektonArgv([`-${name}=x`, "-entrypoint", "true", "--"], {});
+    } catch (error) {
+      assert.doesNotMatch((error as Error).message, /unknown Tekton entrypoint flag/, `docs/tekton.md names -${name}`);
+    }
+  }
+  assert.ok(named.size >= spelled.length);
+});
