@@ -4,6 +4,7 @@
 // container started in them as PID 1 of a PID and mount namespace of its own, the pod's shared volume bound at /tekton.
 // baton derives a pod's trace from exactly these namespaces and the pod's HOSTNAME (docs/tracing.md, "One trace per
 // pod"), so every container of one pod lands in one trace and no two pods share one.
+import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -135,6 +136,14 @@ export function containers(spans: Span[]): Container[] {
         },
       };
     });
+}
+
+/**
+ * `earlier` is not after `later` (times in ns), but for `slackMs` of clock reading: each baton's times are its own
+ * wall clock read through performance.timeOrigin, which processes read alike to about a millisecond.
+ */
+export function notAfter(earlier: bigint, later: bigint, what: string, slackMs = 2): void {
+  assert.ok(earlier <= later + BigInt(slackMs) * 1_000_000n, `${what}: ${Number(earlier - later) / 1e6} ms after`);
 }
 
 /** Spans as text for an assertion's message (bigint times as strings). */
