@@ -9,7 +9,7 @@ SEA_TOOLS := scripts/sea/node_modules/.package-lock.json
 NODE_VERSIONS := 20 22 24
 TEST_NODES := scripts/nodes/node_modules/.package-lock.json
 node_bin = $(CURDIR)/scripts/nodes/node_modules/node-$(1)/bin
-SOURCES := $(shell find src -name '*.ts' 2>/dev/null) package.json scripts/build.mjs
+SOURCES := $(shell find src -name '*.ts' 2>/dev/null) package.json scripts/build.mjs scripts/eager-functions.mjs
 # The reaper addon (orphans as PID 1) ships beside the bundle. Plain C against Node-API: Node's own headers live in
 # <prefix>/include/node next to <prefix>/bin/node; override with NODE_INCLUDE=... (npm's nodedir + /include/node).
 ADDON := dist/baton-reaper.node

@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
 import { brotliCompressSync, constants, crc32 } from "node:zlib";
+import { EAGER_FUNCTIONS, eagerFunctionsPlugin } from "./eager-functions.mjs";
 
 const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 
@@ -54,14 +55,17 @@ const HOST_PREFIX = "baton-host:";
 // those left out as `require("baton-host:src/...")`; then the bundle again, with src/process/host-modules.ts holding
 // each of those modules by its path, where src/process/chunks.ts finds them when it loads a chunk.
 const mainOptions = { ...common, entryPoints: ["src/main.ts"], outfile: "dist/baton.cjs", banner: { js: "#!/usr/bin/env node" } };
-const first = await build({ ...mainOptions, plugins: [chunkBoundary(new Set(), new Map()), hostModules(new Map())] });
+// Every build compiles the functions listed in scripts/eager-functions.mjs with the bundle (docs/design.md#eager-functions).
+const eagerLoaded = new Set();
+const eager = eagerFunctionsPlugin(process.cwd(), eagerLoaded);
+const first = await build({ ...mainOptions, plugins: [chunkBoundary(new Set(), new Map()), hostModules(new Map()), eager] });
 const inBundle = new Set(sources(first));
 /** Each module of the bundle that a chunk imports -> the names imported from it. */
 const shared = new Map();
 const chunks = [];
 for (const [name, entry] of CHUNKS) {
   const imports = new Map();
-  const plugins = [chunkBoundary(inBundle, imports)];
+  const plugins = [chunkBoundary(inBundle, imports), eager];
   const { outputFiles } = await build({ ...common, entryPoints: [entry], outfile: `dist/${name}`, plugins });
   chunks.push([name, output(outputFiles, name), output(outputFiles, `${name}.map`)]);
   // The names it imports from each of those modules, read from the same chunk built as ESM, so that the bundle keeps
@@ -76,7 +80,9 @@ for (const [name, entry] of CHUNKS) {
 }
 const unnamed = [...shared].filter(([, names]) => names.size === 0).map(([path]) => path);
 if (unnamed.length > 0) throw new Error(`build.mjs: a chunk imports ${unnamed.join(", ")} other than by names`);
-const result = await build({ ...mainOptions, plugins: [chunkBoundary(new Set(), new Map()), hostModules(shared)] });
+const result = await build({ ...mainOptions, plugins: [chunkBoundary(new Set(), new Map()), hostModules(shared), eager] });
+const unbuilt = [...EAGER_FUNCTIONS.keys()].filter((file) => !eagerLoaded.has(file));
+if (unbuilt.length > 0) throw new Error(`build.mjs: scripts/eager-functions.mjs lists ${unbuilt.join(", ")}, which no build took in`);
 const added = sources(result).filter((path) => !inBundle.has(path));
 if (added.length > 0) throw new Error(`build.mjs: the bundle grew by ${added.join(", ")} when it gave its modules to the chunks`);
 

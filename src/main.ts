@@ -108,13 +108,12 @@ function closeInspectorOpenedAtStartup(): void {
 setImmediate(closeInspectorOpenedAtStartup);
 setTimeout(closeInspectorOpenedAtStartup, 1000).unref();
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const end = (function end(code: number): never {
+function end(code: number): never {
   // The next steps first: this process's unmapping waits until they have started their commands (at most
   // WAITERS_START_MS: docs/design.md "Stepping aside").
   letWaitersStart();
   return exitBaton(code);
-});
+}
 
 /**
  * A traced baton's end (docs/tracing.md "What a collector cannot do"): its work is done (the post file written), so the
@@ -137,10 +136,9 @@ async function exportThenEnd(code: number): Promise<never> {
 /** How long past the export's deadline baton waits for the export to say why it failed, before it exits anyway. */
 const EXIT_GRACE_MS = 100;
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const finish = (function finish(code: number): never | Promise<never> {
+function finish(code: number): never | Promise<never> {
   return tracing() ? exportThenEnd(code) : end(code);
-});
+}
 
 main(process.argv.slice(2)).then(
   finish,

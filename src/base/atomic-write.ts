@@ -10,8 +10,7 @@ const { O_WRONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
  * (makeFolders). `mode`: exactly this mode (fchmod, whatever the umask); without it 0666 less the umask, as open(2) makes it. Throws the
  * system error (ENOSPC, EROFS, ...) on failure, leaving no temporary file behind.
  */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const writeFileAtomic = (function writeFileAtomic(path: string, content: string | Buffer, mode?: number): void {
+export function writeFileAtomic(path: string, content: string | Buffer, mode?: number): void {
   makeFolders(dirname(path));
   const { fd, temporary } = createTemporaryBeside(path, mode ?? 0o666);
   try {
@@ -26,7 +25,7 @@ export const writeFileAtomic = (function writeFileAtomic(path: string, content: 
     removeQuietly(temporary);
     throw error;
   }
-});
+}
 
 /**
  * writeFileAtomic, except where `path` is a mount point: the kubelet bind-mounts a container's termination-message

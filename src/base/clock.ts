@@ -8,11 +8,10 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Milliseconds on the monotonic clock (CLOCK_MONOTONIC, as libuv's timers use). Not `performance`: its first use
  * loads perf_hooks, which every step would pay for at start-up. */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const monotonicMs = (function monotonicMs(): number {
+export function monotonicMs(): number {
   const [seconds, nanoseconds] = process.hrtime();
   return seconds * 1e3 + nanoseconds / 1e6;
-});
+}
 
 export interface Deadline {
   clear(): void;

@@ -143,11 +143,10 @@ export function readOptionalText(path: string, limit: number, options: ReadOptio
  * renames `temporary` onto `path` (or removes it).
  */
 // Not called at start any more (the liveness file is the addon's), so first at the hand-on unless compiled eagerly.
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const createTemporaryBeside = (function createTemporaryBeside(path: string, mode = 0o644): { fd: number; temporary: string } {
+export function createTemporaryBeside(path: string, mode = 0o644): { fd: number; temporary: string } {
   const temporary = join(dirname(path), temporaryName(basename(path)));
   return { fd: openSync(temporary, CREATE_FLAGS, mode), temporary };
-});
+}
 
 /** `.NAME.<16 hex>.tmp`, NAME cut by bytes, on a character boundary, where the whole would be over NAME_MAX. */
 export function temporaryName(name: string): string {
@@ -248,10 +247,9 @@ function isFolder(path: string): boolean {
   }
 }
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const writeAll = (function writeAll(fd: number, bytes: Buffer): void {
+export function writeAll(fd: number, bytes: Buffer): void {
   for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset);
-});
+}
 
 export function removeQuietly(path: string): void {
   try {

@@ -18,8 +18,7 @@ export function reserveDescriptor(): void {
 }
 
 /** Gives the spare back for good: just before the step reports. */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const releaseDescriptor = (function releaseDescriptor(): void {
+export function releaseDescriptor(): void {
   if (spare === undefined) return;
   try {
     closeSync(spare);
@@ -27,7 +26,7 @@ export const releaseDescriptor = (function releaseDescriptor(): void {
     // already closed
   }
   spare = undefined;
-});
+}
 
 /**
  * Runs `use` with the spare's slot free, then takes the spare again. undefined, without running `use`, when there is

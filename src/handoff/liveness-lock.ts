@@ -212,8 +212,7 @@ function makeWakeFifo(file: string): WakeFifo | undefined {
  * wake byte goes first, so a waiter's event loop is woken by the FIFO before its lock thread wakes. The FIFO stays
  * open for letWaitersStart.
  */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const releaseLivenessLock = (function releaseLivenessLock(file: string): void {
+export function releaseLivenessLock(file: string): void {
   const fds = held.get(file);
   if (fds === undefined) return;
   held.delete(file);
@@ -226,7 +225,7 @@ export const releaseLivenessLock = (function releaseLivenessLock(file: string): 
   }
   closeQuietly(fds.lock);
   if (fds.wake !== undefined) handedOn.push(fds.wake);
-});
+}
 
 const WAKE_BYTE = Buffer.from("w");
 
@@ -258,8 +257,7 @@ export function turnLivenessFileInto(file: string, target: string): boolean {
  * in all, so that this process's unmapping does not compete with their start. Returns at once when nobody waits, or
  * with no addon that can tell.
  */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const letWaitersStart = (function letWaitersStart(timeoutMs = WAITERS_START_MS): void {
+export function letWaitersStart(timeoutMs = WAITERS_START_MS): void {
   for (const wait of followed) wait.forget();
   if (handedOn.length === 0) return;
   const addon = loadAddonOrUndefined();
@@ -269,7 +267,7 @@ export const letWaitersStart = (function letWaitersStart(timeoutMs = WAITERS_STA
     else addon.awaitNoReaders(wake.fd, Math.max(0, Math.ceil(deadline - monotonicMs())));
     removeWakeFifo(wake);
   }
-});
+}
 
 /**
  * A wake FIFO whose writer is gone is a trap for whoever reads every file of the folder (`cat /run/*`): opening a
@@ -277,14 +275,13 @@ export const letWaitersStart = (function letWaitersStart(timeoutMs = WAITERS_STA
  * those that hold it keep it, and a waiter that comes later follows the lock alone (free by then: one look). Only
  * while the name is still this FIFO's (a new baton's, after a restart, is not ours to remove).
  */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const removeWakeFifo = (function removeWakeFifo(wake: WakeFifo): void {
+function removeWakeFifo(wake: WakeFifo): void {
   try {
     if (lstatSync(wake.path).ino === wake.ino) unlinkSync(wake.path);
   } catch {
     // gone already, or the folder refuses: it stays, as it did before
   }
-});
+}
 
 /**
  * Opens the liveness file of `file` if it is one of baton's: a regular file (never followed through a symlink, never
@@ -421,14 +418,13 @@ function pollWakeFifo(addon: NativeAddon, file: string, onReadable: (bytes: numb
   return undefined;
 }
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const loadAddonOrUndefined = (function loadAddonOrUndefined(): NativeAddon | undefined {
+function loadAddonOrUndefined(): NativeAddon | undefined {
   try {
     return loadNativeAddon();
   } catch {
     return undefined;
   }
-});
+}
 
 /**
  * true when the baton that writes `file` has died: its liveness file is there and nobody holds the lock. false while
@@ -438,11 +434,10 @@ export function holderDied(file: string): boolean {
   return lookAtWriter(file, undefined) !== undefined;
 }
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const closeQuietly = (function closeQuietly(fd: number): undefined {
+function closeQuietly(fd: number): undefined {
   try {
     closeSync(fd);
   } catch {
     // already closed
   }
-});
+}

@@ -77,13 +77,11 @@ function samePath(file: string): string {
   }
 }
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const postFilePath = (function postFilePath(postFile: string, success: boolean): string {
+export function postFilePath(postFile: string, success: boolean): string {
   return success ? postFile : `${postFile}.err`;
-});
+}
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const writePostFile = (function writePostFile(postFile: string, success: boolean, record: PostRecord): string {
+export function writePostFile(postFile: string, success: boolean, record: PostRecord): string {
   const path = postFilePath(postFile, success);
   try {
     // Remove a stale opposite first (a restarted container), so the two never exist at once.
@@ -93,7 +91,7 @@ export const writePostFile = (function writePostFile(postFile: string, success: 
     throw new BatonError(`cannot write post file ${path}: ${describeSystemError(error)}`);
   }
   return path;
-});
+}
 
 /**
  * A step that holds its liveness lock removes POST and POST.err left by an earlier run: a container Kubernetes
@@ -134,12 +132,11 @@ export function writeEmptyErrorPostFile(postFile: string): string | undefined {
 }
 
 /** Not rmSync({ force: true }): that loads fs/rimraf, ~0.5 ms on every step's way to its post file (make bench). */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const removeIfPresent = (function removeIfPresent(path: string): void {
+function removeIfPresent(path: string): void {
   if (!existsSync(path)) return;
   try {
     unlinkSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-});
+}

@@ -73,10 +73,9 @@ export function watchFolderOf(
   watching.dispatch = machine.dispatch;
   machine.dispatch(open(watching));
   return {
-    // Eager: on the hand-on path (docs/design.md#eager-functions).
-    close: (function close() {
+    close: function close() {
       machine.dispatch("close");
-    }),
+    },
   };
 }
 
@@ -85,11 +84,10 @@ function open(watching: Watching): FolderEvent {
   try {
     watching.addon = loadNativeAddon();
     const opened = watching.addon.inotifyOpen(
-      // Eager: on the wake-up path (docs/design.md#eager-functions).
-      (function onEvents(endedWatches: number[]) {
+      function onEvents(endedWatches: number[]) {
         if (watching.target && endedWatches.includes(watching.target.wd)) watching.targetGone = true;
         watching.dispatch("events");
-      }),
+      },
     );
     if (typeof opened === "number") throw errnoError(opened, "inotify_init1", dirname(watching.file));
     watching.instance = opened;
@@ -99,8 +97,7 @@ function open(watching: Watching): FolderEvent {
   }
 }
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const runEffect = (function runEffect(watching: Watching, effect: FolderEffect): FolderEvent | undefined {
+function runEffect(watching: Watching, effect: FolderEffect): FolderEvent | undefined {
   switch (effect) {
     case "arm":
       return arm(watching);
@@ -132,29 +129,26 @@ const runEffect = (function runEffect(watching: Watching, effect: FolderEffect):
       watching.refused(watching.failure!.path, watching.failure!.error);
       return undefined;
   }
-});
+}
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const nextTurn = (function nextTurn(watching: Watching) {
+function nextTurn(watching: Watching) {
   watching.turnPending = false;
   watching.dispatch("next-turn");
-});
+}
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const stopInotify = (function stopInotify(watching: Watching): undefined {
+function stopInotify(watching: Watching): undefined {
   if (watching.instance !== undefined) watching.addon!.inotifyClose(watching.instance);
   watching.instance = undefined;
   watching.target = undefined;
   watching.linkWatches = [];
   return undefined;
-});
+}
 
 /**
  * Moves the inotify watch to the deepest existing folder on the way to the file, unless it is there already: undefined,
  * or the event that says why it cannot be.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const arm = (function arm(watching: Watching): FolderEvent | undefined {
+function arm(watching: Watching): FolderEvent | undefined {
   const folder = dirname(watching.file);
   try {
     for (;;) {
@@ -171,7 +165,7 @@ const arm = (function arm(watching: Watching): FolderEvent | undefined {
   } catch (error) {
     return failed(watching, folder, error as NodeJS.ErrnoException);
   }
-});
+}
 
 /** Puts the inotify watch on `folder` (and on the folders of the symlinks on its way); "moved" when it went away. */
 function watchAnew(watching: Watching, folder: Folder): FolderEvent | "moved" | undefined {

@@ -74,8 +74,7 @@ export function waitForHandOff<T>(file: string, look: () => T | undefined, optio
   });
 }
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const runEffect = (function runEffect<T>(handOff: HandOff<T>, effect: WaitEffect): WaitEvent | undefined {
+function runEffect<T>(handOff: HandOff<T>, effect: WaitEffect): WaitEvent | undefined {
   switch (effect) {
     case "find-writer":
       return findWriter(handOff, undefined);
@@ -116,15 +115,14 @@ const runEffect = (function runEffect<T>(handOff: HandOff<T>, effect: WaitEffect
       setImmediate(tidyUp, handOff);
       return undefined;
   }
-});
+}
 
 /**
  * Looks for the file's baton writer (passing over the liveness file numbered `notIno`): writer-found once a thread
  * waits on its lock (the thread is waiting before the look that follows: a writer that hands on after it opened the
  * file wakes it), lock-free when its lock was seen free without one, no-writer otherwise.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const findWriter = (function findWriter<T>(handOff: HandOff<T>, notIno: number | undefined): WaitEvent {
+function findWriter<T>(handOff: HandOff<T>, notIno: number | undefined): WaitEvent {
   const found = waitForWriter(
     handOff.file,
     notIno,
@@ -135,19 +133,17 @@ const findWriter = (function findWriter<T>(handOff: HandOff<T>, notIno: number |
   if ("freeIno" in found) return writerLetGo(handOff, found.freeIno, true);
   handOff.writer = found;
   return "writer-found";
-});
+}
 
 /** The one way a free lock reaches the wait, from the thread or from a look without one. */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const writerLetGo = (function writerLetGo<T>(handOff: HandOff<T>, ino: number, ok: boolean): WaitEvent {
+function writerLetGo<T>(handOff: HandOff<T>, ino: number, ok: boolean): WaitEvent {
   const event = ok ? "lock-free" : "lock-failed";
   if (ok) handOff.goneIno = ino;
   return event;
-});
+}
 
 /** file-seen (what the look found is kept for the answer), look-failed, or undefined: nothing yet. */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const lookOnce = (function lookOnce<T>(handOff: HandOff<T>): WaitEvent | undefined {
+function lookOnce<T>(handOff: HandOff<T>): WaitEvent | undefined {
   try {
     handOff.found = handOff.look();
     return handOff.found === undefined ? undefined : "file-seen";
@@ -155,7 +151,7 @@ const lookOnce = (function lookOnce<T>(handOff: HandOff<T>): WaitEvent | undefin
     handOff.error = error;
     return "look-failed";
   }
-});
+}
 
 function watchFolder<T>(handOff: HandOff<T>): undefined {
   const changed = () => handOff.dispatch("folder-changed");
@@ -167,19 +163,17 @@ function watchFolder<T>(handOff: HandOff<T>): undefined {
   return undefined;
 }
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const stopWatchingFolder = (function stopWatchingFolder<T>(handOff: HandOff<T>): undefined {
+function stopWatchingFolder<T>(handOff: HandOff<T>): undefined {
   handOff.folderWatch?.close();
   handOff.folderWatch = undefined;
   clearInterval(handOff.safetyPoll);
   handOff.safetyPoll = undefined;
   return undefined;
-});
+}
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-const tidyUp = (function tidyUp<T>(handOff: HandOff<T>): void {
+function tidyUp<T>(handOff: HandOff<T>): void {
   stopWatchingFolder(handOff);
   handOff.writer?.forget();
   handOff.goneWriter?.forget();
   handOff.options.signal.removeEventListener("abort", handOff.onAbort);
-});
+}

@@ -10,8 +10,7 @@ import { loadNativeAddon } from "../addon/load-addon.js";
 // BATON_PROFILE=1 for NODE_OPTIONS and NODE_V8_COVERAGE. Those two alone are the step's environment, which belongs to
 // its command: a Node program's NODE_V8_COVERAGE must not make baton write coverage files into the user's folder.
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const exitBaton = (function exitBaton(code: number): never {
+export function exitBaton(code: number): never {
   if (!profiled()) {
     try {
       loadNativeAddon().exitNow(code);
@@ -20,11 +19,10 @@ export const exitBaton = (function exitBaton(code: number): never {
     }
   }
   process.exit(code);
-});
+}
 
 /** --cpu-prof, --heap-prof or --prof on Node's command line, or BATON_PROFILE=1. */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const profiled = (function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
+export function profiled(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.BATON_PROFILE === "1") return true;
   // Loops and string tests, not some(callback) or a RegExp: either would be compiled at its first use, here on the
   // hand-on path.
@@ -32,6 +30,6 @@ export const profiled = (function profiled(execArgv: readonly string[] = process
     for (const name of PROFILER_FLAGS) if (flag === name || flag.startsWith(`${name}=`)) return true;
   }
   return false;
-});
+}
 
 const PROFILER_FLAGS = ["--cpu-prof", "--heap-prof", "--prof"];

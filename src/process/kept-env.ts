@@ -8,15 +8,13 @@ const MARK = "BATON_KEPT";
 const PREFIX = `${MARK}_`;
 
 /** True when the launcher renamed the kept variables (only the standalone build's is trusted to). */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const launcherKept = (function launcherKept(env: NodeJS.ProcessEnv): boolean {
+export function launcherKept(env: NodeJS.ProcessEnv): boolean {
   if (env[MARK] !== "1") return false;
   return process.getBuiltinModule?.("node:sea")?.isSea() === true;
-});
+}
 
 /** The command's environment: `env` with the kept variables under their own names again, and without the mark. */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const commandEnv = (function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if (!launcherKept(env)) return env;
   const out: NodeJS.ProcessEnv = {};
   for (const key in env) {
@@ -24,10 +22,9 @@ export const commandEnv = (function commandEnv(env: NodeJS.ProcessEnv): NodeJS.P
     out[key.startsWith(PREFIX) ? key.slice(PREFIX.length) : key] = env[key];
   }
   return out;
-});
+}
 
 /** The same for one NAME=VALUE entry as the kernel gave it: the prefix off a kept one's name. */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const keptEntryBytes = (function keptEntryBytes(entry: Buffer): Buffer {
+export function keptEntryBytes(entry: Buffer): Buffer {
   return entry.length > PREFIX.length && entry.subarray(0, PREFIX.length).toString("latin1") === PREFIX ? entry.subarray(PREFIX.length) : entry;
-});
+}

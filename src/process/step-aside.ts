@@ -28,8 +28,7 @@ export function prepareToStepAside(): void {
   }
 }
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const stepAside = (function stepAside(): void {
+export function stepAside(): void {
   const { setPriority } = lazyBuiltin<typeof import("node:os")>("node:os");
   let threads: string[];
   try {
@@ -44,4 +43,4 @@ export const stepAside = (function stepAside(): void {
       // gone already, or a seccomp profile that refuses it: the step only ends a little less politely
     }
   }
-});
+}

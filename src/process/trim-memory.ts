@@ -21,10 +21,9 @@ export interface Trimming {
 export function trimWhileWaiting(trimmed: (released: boolean) => void, delayMs = TRIM_AFTER_MS, trim: () => boolean = trimNow): Trimming {
   const timer = setTimeout(() => trimmed(trim()), delayMs);
   timer.unref();
-  // Eager: on the wake-up path (docs/design.md#eager-functions).
-  return { clear: (function clear() {
+  return { clear: function clear() {
     clearTimeout(timer);
-  }) };
+  } };
 }
 
 function trimNow(): boolean {

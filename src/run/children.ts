@@ -8,16 +8,14 @@ export interface TrackableChild {
   once(event: "exit", listener: () => void): unknown;
 }
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const trackChild = (function trackChild(child: TrackableChild): void {
+export function trackChild(child: TrackableChild): void {
   const pid = child.pid;
   if (pid === undefined) return; // never started: there is nothing to collect
   running.add(pid);
-  // Eager: on the hand-on path (docs/design.md#eager-functions).
-  child.once("exit", (function untrack() {
+  child.once("exit", function untrack() {
     running.delete(pid);
-  }));
-});
+  });
+}
 
 export function isTrackedChild(pid: number): boolean {
   return running.has(pid);

@@ -19,8 +19,7 @@ export interface ExactLaunch {
  * The command `words` and baton's current environment as the bytes they came from, or undefined when baton's argv and
  * environment are UTF-8 (the strings are then exact) or /proc cannot be read.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const exactBytes = (function exactBytes(words: readonly string[], env: NodeJS.ProcessEnv = process.env): ExactLaunch | undefined {
+export function exactBytes(words: readonly string[], env: NodeJS.ProcessEnv = process.env): ExactLaunch | undefined {
   readGivenBytes();
   if (kernelBytes === null) return undefined;
   const { cmdline, environ } = kernelBytes!;
@@ -31,7 +30,7 @@ export const exactBytes = (function exactBytes(words: readonly string[], env: No
   // Variables the standalone launcher renamed (kept-env.ts) are matched under their own names.
   const entries = launcherKept(process.env) ? split(environ).map(keptEntryBytes) : split(environ);
   return { argv: wordBytes(words, given, raw), env: environBytes(entries, env) };
-});
+}
 
 /** What the kernel gave baton when they are not both UTF-8; null when they are, or /proc cannot be read. */
 let kernelBytes: { cmdline: Buffer; environ: Buffer } | null | undefined;

@@ -11,11 +11,10 @@ export function signalNumber(signal: NodeJS.Signals | number): number {
   return typeof signal === "number" ? signal : constants.signals[signal];
 }
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const exitCodeOf = (function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+export function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (signal) return 128 + signalNumber(signal);
   return code ?? 1;
-});
+}
 
 /** The exit code for a command that could not be started, as a shell would give it. */
 export function spawnErrorExitCode(errno: string | undefined): number {

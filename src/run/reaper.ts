@@ -28,19 +28,17 @@ const RETRY_MS = 5;
  * Outside PID 1, orphans go to the real init (or the nearest subreaper), which reaps them; becoming a subreaper
  * there is opt-in (BATON_SUBREAPER=1), as with tini's TINI_SUBREAPER.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const shouldBecomeSubreaper = (function shouldBecomeSubreaper(env: NodeJS.ProcessEnv = process.env): boolean {
+export function shouldBecomeSubreaper(env: NodeJS.ProcessEnv = process.env): boolean {
   const value = env.BATON_SUBREAPER;
   return value !== undefined && value !== "" && value !== "0" && value !== "false";
-});
+}
 
 /**
  * Starts reaping when baton is PID 1 or asked to be a subreaper; otherwise does nothing and returns undefined.
  * Call it before spawning the child: a subreaper must be one before orphans appear, and the SIGCHLD listener
  * is cheap (the addon is loaded only when the first child exits, or at once for a subreaper).
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const startReaping = (function startReaping(options: ReapingOptions): Reaper | undefined {
+export function startReaping(options: ReapingOptions): Reaper | undefined {
   const asSubreaper = process.pid !== 1 && options.subreaper === true;
   if (process.pid !== 1 && !asSubreaper) return undefined;
   const load = options.loadAddon ?? loadNativeAddon;
@@ -109,7 +107,7 @@ export const startReaping = (function startReaping(options: ReapingOptions): Rea
     },
     stop,
   };
-});
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -51,8 +51,7 @@ const GROUP_CHECK_MS = 20;
 /** SIGKILL is not instant (a process in the middle of I/O dies when it returns): how long to let the group die. */
 const KILL_SETTLE_MS = 2000;
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const startCommand = (function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
+export function startCommand(argv: readonly string[], options: RunOptions = {}): RunningCommand {
   const [program, ...args] = argv as [string, ...string[]];
   const child = spawnProcess(program, args, options.stdio ?? "inherit", options);
   trackChild(child);
@@ -63,8 +62,7 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
 
   const killGroup = () => signalGroup(pid!, "SIGKILL");
 
-  // Eager: on the wake-up path (docs/design.md#eager-functions).
-  const exited = new Promise<CommandResult>((function settleOnExit(resolve: (result: CommandResult) => void) {
+  const exited = new Promise<CommandResult>(function settleOnExit(resolve: (result: CommandResult) => void) {
     let settled = false;
     child.once("error", (error: NodeJS.ErrnoException) => {
       if (settled) return;
@@ -81,16 +79,14 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
         : "command cannot be executed";
       resolve({ exitCode, signal: null, spawnError: `${why}: ${program} (${error.code})` });
     });
-    // Eager: on the hand-on path (docs/design.md#eager-functions).
-    child.once("exit", (function onExit(code: number | null, signal: NodeJS.Signals | null) {
+    child.once("exit", function onExit(code: number | null, signal: NodeJS.Signals | null) {
       if (settled) return;
       settled = true;
       resolve({ exitCode: exitCodeOf(code, signal), signal });
-    }));
-  }));
+    });
+  });
 
-  // Eager: on the hand-on path (docs/design.md#eager-functions).
-  const done = exited.then((async function afterStop(result: CommandResult): Promise<CommandResult> {
+  const done = exited.then(async function afterStop(result: CommandResult): Promise<CommandResult> {
     if (stoppedWith === undefined || pid === undefined) return result;
     // A stop is over when nothing of the group is left: grandchildren get the rest of the grace period, then SIGKILL.
     // The monotonic clock: a wall-clock step (NTP, a resumed VM) must not cut the grace period short.
@@ -101,7 +97,7 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
     const settleBy = monotonicMs() + KILL_SETTLE_MS;
     while (groupExists(pid) && monotonicMs() < settleBy) await sleep(GROUP_CHECK_MS);
     return { ...result, stoppedWith };
-  }));
+  });
 
   return {
     pid,
@@ -119,7 +115,7 @@ export const startCommand = (function startCommand(argv: readonly string[], opti
       killTimer = after(graceMs, killGroup);
     },
   };
-});
+}
 
 /** Sends `signal` to a whole process group; a group that is already gone is not an error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | number): void {

@@ -36,8 +36,7 @@ export interface SpawnedProcess {
   once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
 }
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const spawnProcess = (function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit", options: SpawnOptions = {}): SpawnedProcess {
+export function spawnProcess(program: string, args: readonly string[], stdio: StdioOptions = "inherit", options: SpawnOptions = {}): SpawnedProcess {
   const pipes = addonPipes(stdio);
   // The step's environment, with what the standalone launcher kept from baton's Node given back (kept-env.ts).
   const env = commandEnv(process.env);
@@ -59,7 +58,7 @@ export const spawnProcess = (function spawnProcess(program: string, args: readon
     if (typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
     return new FailedProcess(error as NodeJS.ErrnoException);
   }
-});
+}
 
 /** spawnWith's flags (src/addon/addon.c). */
 const SPAWN_PIPE_STDOUT = 1;
@@ -67,8 +66,7 @@ const SPAWN_PIPE_STDERR = 2;
 const SPAWN_NO_SHELL = 4;
 
 /** The addon's pipe flags for `stdio`: stdin inherited, stdout and stderr each inherited or a pipe; else undefined. */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const addonPipes = (function addonPipes(stdio: StdioOptions): number | undefined {
+function addonPipes(stdio: StdioOptions): number | undefined {
   if (stdio === "inherit") return 0;
   if (!Array.isArray(stdio) || stdio.length !== 3 || stdio[0] !== "inherit") return undefined;
   let flags = 0;
@@ -77,52 +75,47 @@ const addonPipes = (function addonPipes(stdio: StdioOptions): number | undefined
     else if (stdio[fd] !== "inherit") return undefined;
   }
   return flags;
-});
+}
 
 /** The addon, or undefined when it cannot load (a bundle copied without baton-reaper.node: child_process does it). */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const addonOrUndefined = (function addonOrUndefined(warning?: string): NativeAddon | undefined {
+function addonOrUndefined(warning?: string): NativeAddon | undefined {
   try {
     return loadNativeAddon();
   } catch (error) {
     if (warning) warn(warning.replace("%s", error instanceof Error ? error.message : String(error)));
     return undefined;
   }
-});
+}
 
 /** The command and its environment as UTF-8 bytes, as child_process would pass them. */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const textLaunch = (function textLaunch(program: string, args: readonly string[], variables: NodeJS.ProcessEnv): ExactLaunch {
+function textLaunch(program: string, args: readonly string[], variables: NodeJS.ProcessEnv): ExactLaunch {
   const env: Buffer[] = [];
   for (const [key, value] of Object.entries(variables)) if (value !== undefined) env.push(Buffer.from(`${key}=${value}`));
   const argv: Buffer[] = [];
   for (const word of [program, ...args]) argv.push(Buffer.from(word)); // a loop: a callback would compile now
   return { argv, env };
-});
+}
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const startWithAddon = (function startWithAddon(addon: NativeAddon, launch: ExactLaunch, flags: number): SpawnedProcess {
+function startWithAddon(addon: NativeAddon, launch: ExactLaunch, flags: number): SpawnedProcess {
   // A NUL byte cannot reach exec(2) (a substituted result can hold one): the error child_process gives for it.
   if (holdsNul(launch.argv) || holdsNul(launch.env)) {
     const error: NodeJS.ErrnoException = Object.assign(new TypeError(`spawn ${launch.argv[0]}: an argument or environment variable holds a NUL byte`), { code: "ERR_INVALID_ARG_VALUE" });
     return new FailedProcess(error);
   }
   return startedByAddon(addon, launch, flags);
-});
+}
 
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const holdsNul = (function holdsNul(words: readonly Buffer[]): boolean {
+function holdsNul(words: readonly Buffer[]): boolean {
   for (const bytes of words) if (bytes.includes(0)) return true;
   return false;
-});
+}
 
 /**
  * A command started by the addon (posix_spawnp, setsid; stdout and stderr inherited or pipes). Its exit status is not
  * libuv's to collect: each SIGCHLD asks the addon for it (the reaper leaves a tracked pid alone, src/run/children.ts).
  * A function, not a class: a class's constructor cannot be compiled eagerly.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const startedByAddon = (function startedByAddon(addon: NativeAddon, { argv, env }: ExactLaunch, flags: number): SpawnedProcess {
+function startedByAddon(addon: NativeAddon, { argv, env }: ExactLaunch, flags: number): SpawnedProcess {
   // spawnBytes is the older addon's form (no pipes, /bin/sh for scripts), and what a plain step needs.
   const [pid, outFd, errFd] = addon.spawnWith ? addon.spawnWith(argv[0]!, argv, env, flags) : [addon.spawnBytes(argv[0]!, argv, env), -1, -1];
   if (pid < 0) {
@@ -134,8 +127,7 @@ const startedByAddon = (function startedByAddon(addon: NativeAddon, { argv, env 
   // A signal listener does not keep Node's event loop alive, and nothing else might while the command runs: without
   // this handle baton would end at once with 0. A timer that never fires costs no wake-up.
   const running = setInterval(() => {}, 2 ** 31 - 1);
-  // Eager: on the hand-on path (docs/design.md#eager-functions).
-  const collect = (function collect() {
+  function collect() {
     const status = addon.waitStatus(pid);
     if (status === -1) return;
     process.removeListener("SIGCHLD", collect);
@@ -145,19 +137,18 @@ const startedByAddon = (function startedByAddon(addon: NativeAddon, { argv, env 
     // A real-time signal (32-64) has no name in os.constants: its death still gives 128+N, as a shell says.
     const code = signal === 0 ? (status >> 8) & 0xff : name ? null : 128 + signal;
     child.emit("exit", code, name ?? null);
-  });
+  }
   process.on("SIGCHLD", collect);
   setImmediate(collect); // in case it ended before the listener was there
   return child;
-});
+}
 
 /** The read end of a command's stdout or stderr pipe as a stream (as child_process gives it), or null for -1. */
-// Eager: on the wake-up path (docs/design.md#eager-functions): a plain step calls it too, with -1.
-const pipeReader = (function pipeReader(fd: number): Readable | null {
+function pipeReader(fd: number): Readable | null {
   if (fd < 0) return null;
   const { Socket } = lazyBuiltin<typeof import("node:net")>("node:net");
   return new Socket({ fd, readable: true, writable: false });
-});
+}
 
 /** A program that could not be started: 'error' on the next tick, as Node emits it. */
 class FailedProcess extends EventEmitter implements SpawnedProcess {

@@ -43,12 +43,11 @@ export function preloadFeatures(options: StepOptions): void {
  * Just before the command: the command to run, with $(steps...) references replaced, unless `when` says skip. Rejects
  * with `signal.reason` when `signal` aborts while a `when` is evaluated.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const decideCommand = (async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
+export async function decideCommand(options: StepOptions, signal: AbortSignal): Promise<CommandDecision> {
   if (!usesStepFeatures(options)) return { run: options.command };
   mark("decide");
   return (await loadTektonChunk()).decideTektonCommand(options, signal);
-});
+}
 
 /** Whether the step needs the Tekton chunk after its wait: a debug breakpoint, a `when`, a $(steps...) reference. */
 export function needsFeatures(options: StepOptions): boolean {

@@ -22,8 +22,7 @@ export type HandOnOptions = Pick<StepOptions, "postFile" | "stepMetadataDir" | "
  * Writes what `outcome` says and returns baton's exit code. `atBreakpoint`: a failed step stopped at Tekton's
  * onFailure breakpoint writes neither DIR/exitCode nor a post file (the user's debug script writes the post file).
  */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const handOn = (function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
+export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: string, warn: (message: string) => void, atBreakpoint = false): number {
   releaseDescriptor();
   mark("hand-on");
   let final = outcome;
@@ -70,4 +69,4 @@ export const handOn = (function handOn(options: HandOnOptions, outcome: Outcome,
   mark("outcome", { reason: final.reason, exitCode: final.exitCode });
   emit("done", { exitCode });
   return exitCode;
-});
+}

@@ -41,8 +41,7 @@ export interface Outcome {
 /** The exit code of a step stopped by --cancel-file: 128 + SIGTERM, what a shell reports for the stop signal. */
 export const EXIT_CANCELLED = 143;
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const decideOutcome = (function decideOutcome(happened: Happened, continueOnError: boolean): Outcome {
+export function decideOutcome(happened: Happened, continueOnError: boolean): Outcome {
   switch (happened.kind) {
     case "skipped":
       return failed(EXIT_FAILURE, "Skipped", false);
@@ -69,7 +68,7 @@ export const decideOutcome = (function decideOutcome(happened: Happened, continu
       return failed(happened.exitCode, "Error", true);
     }
   }
-});
+}
 
 /** What went wrong while reporting (hand-on.ts), each of which fails a step that was about to hand on POST. */
 export interface ReportProblems {
@@ -87,10 +86,9 @@ export function settleOutcome(outcome: Outcome, problems: ReportProblems): Outco
 }
 
 /** baton's exit code for an outcome: 0 when it handed on POST. */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const batonExitCode = (function batonExitCode(outcome: Outcome): number {
+export function batonExitCode(outcome: Outcome): number {
   return outcome.handOn ? 0 : outcome.exitCode;
-});
+}
 
 function failed(exitCode: number, reason: Reason, ranCommand: boolean): Outcome {
   return { exitCode, reason, handOn: false, ranCommand };

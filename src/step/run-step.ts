@@ -17,13 +17,14 @@ import { loadTektonChunk } from "../tekton/load.js";
 import { decideCommand, needsFeatures, preloadFeatures } from "./features.js";
 import { handOn } from "./hand-on.js";
 import { decideOutcome, EXIT_CANCELLED, type Happened, type Outcome } from "./outcome.js";
-import { STEP_WORLD, type StepPorts } from "./ports.js";
+import { STEP_WORLD, type StepWorld } from "./step-world.js";
 import { watchStopConditions, type StopConditions } from "./stop-conditions.js";
 
 // The step lifecycle, top to bottom: wait for the previous step, run the command, hand the baton on.
 // Each phase says what happened (a Happened); outcome.ts turns that into the outcome, and hand-on.ts writes it
 // (exitCode file, termination message, POST or POST.err). Whatever throws on the way, a Happened still comes out and
-// the post file is still written: runStep never throws. What it touches of the world goes through ports.ts.
+// the post file is still written: runStep never throws. What it does to the world goes through `world`, the real
+// functions by their own names (step-world.ts), which the unit tests replace.
 
 export interface StepIO {
   warn(message: string): void;
@@ -36,7 +37,7 @@ class WaitEnded {
 
 /** What the phases share: when the step started (the wait, then the command's start), and the command once running. */
 interface StepState {
-  ports: StepPorts;
+  world: StepWorld;
   startedAt: string;
   command: RunningCommand | undefined;
   /** Set while a failed step waits at Tekton's onFailure breakpoint: a terminating signal ends that wait. */
@@ -45,14 +46,14 @@ interface StepState {
   skippedAtBreakpoint?: boolean;
 }
 
-export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts = STEP_WORLD): Promise<number> {
-  const step: StepState = { ports, startedAt: now(), command: undefined };
+export async function runStep(options: StepOptions, io: StepIO, world: StepWorld = STEP_WORLD): Promise<number> {
+  const step: StepState = { world, startedAt: now(), command: undefined };
   if (options.stdoutPath !== undefined || options.stderrPath !== undefined) startThreadPool();
   // Held from here until the post file is written: the next step notices if this one dies on the way, whether it
   // waits, evaluates `when` or runs its command (src/handoff/liveness-lock.ts). A folder that can take no file ends the step here.
   let cannotHandOn: Happened | undefined;
   try {
-    if (options.postFile !== undefined) ports.writer.holdLock(options.postFile, io.warn);
+    if (options.postFile !== undefined) world.holdLivenessLock(options.postFile, io.warn);
   } catch (error) {
     // Another step's post file: nothing of this step may be handed on through it.
     if (error instanceof PostFileTaken) {
@@ -65,7 +66,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   const endWait = (ended: WaitEnded) => waitAbort.signal.aborted || waitAbort.abort(ended);
 
   // Before the command runs, a terminating signal ends the wait; once it runs, every signal goes to its group.
-  ports.onSignal((signal) => {
+  world.onSignal((signal) => {
     emit("signal", { signal, to: step.command?.pid ?? null });
     if (step.pause) {
       if (endsWait(signal) && !step.pause.signal.aborted) step.pause.abort(128 + signalNumber(signal));
@@ -76,7 +77,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
     }
   });
   // --cancel-file is watched from the start: a step cancelled while it waits does not start its command.
-  const stopping = watchStopConditions(options, io.warn, ports.waiter, (reason) => {
+  const stopping = watchStopConditions(options, io.warn, world.waitForFile, (reason) => {
     const exitCode = reason === "Cancelled" ? EXIT_CANCELLED : EXIT_TIMEOUT;
     endWait(new WaitEnded({ kind: "not-started", reason, exitCode }));
   });
@@ -97,7 +98,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
     } catch (error) {
       // The breakpoint cannot be held (its code did not load): hand on as without it, never leave the chain waiting.
       await batonFailed(error, true, io);
-      return ports.writer.handOn(options, outcome, step.startedAt, io.warn);
+      return world.handOn(options, outcome, step.startedAt, io.warn);
     }
   }
   if (outcome.handOn && outcome.exitCode !== 0) {
@@ -108,7 +109,7 @@ export async function runStep(options: StepOptions, io: StepIO, ports: StepPorts
   const handOnWarn = cannotHandOn === undefined ? io.warn : (message: string) => {
     if (!message.startsWith("cannot write post file ")) io.warn(message);
   };
-  return ports.writer.handOn(options, outcome, step.startedAt, handOnWarn);
+  return world.handOn(options, outcome, step.startedAt, handOnWarn);
 }
 
 /** Tekton's onFailure breakpoint: a failure of the command or of baton, not a timeout, a cancel or a skip. */
@@ -123,7 +124,7 @@ function stopsAtBreakpoint(happened: Happened, step: StepState): boolean {
  * the script wrote (0 when none).
  */
 async function pauseAtBreakpoint(options: StepOptions, postFile: string, outcome: Outcome, step: StepState, io: StepIO): Promise<number> {
-  step.ports.writer.handOn(options, outcome, step.startedAt, io.warn, true);
+  step.world.handOn(options, outcome, step.startedAt, io.warn, true);
   const { waitForBreakpointExit } = await loadTektonChunk();
   const pause = new AbortController();
   step.pause = pause;
@@ -170,7 +171,7 @@ async function waitForPreviousSteps(options: StepOptions, step: StepState, waitA
   try {
     for (const file of options.waitFiles) {
       emit("waiting", { file });
-      const found = await step.ports.waiter.wait(file, {
+      const found = await step.world.waitForFile(file, {
         content: options.waitFileContent,
         signal: waitAbort.signal,
         safetyPollMs: options.safetyPollMs,
@@ -221,8 +222,7 @@ function ended(wait: WaitEnded, io: StepIO): Happened {
  * 2. Runs the command: its output copied to files if asked, stopped by --timeout or --cancel-file. Until it starts,
  * `notStarted` aborts on what ends a wait (a signal, --timeout, --cancel-file): the command then never starts.
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-const runCommand = (async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, notStarted: AbortSignal, io: StepIO): Promise<Happened> {
+async function runCommand(options: StepOptions, step: StepState, stopping: StopConditions, notStarted: AbortSignal, io: StepIO): Promise<Happened> {
   stopping.waitOver();
   // Tekton's runtime $(steps...) substitution and `when`, once the previous steps are done.
   let decision;
@@ -241,7 +241,7 @@ const runCommand = (async function runCommand(options: StepOptions, step: StepSt
   const capture = options.stdoutPath !== undefined || options.stderrPath !== undefined;
   let files;
   try {
-    files = capture ? step.ports.runner.openCapture(options) : undefined;
+    files = capture ? step.world.openCaptureFiles(options) : undefined;
   } catch (error) {
     throw new BatonError(error instanceof Error ? error.message : String(error));
   }
@@ -250,7 +250,7 @@ const runCommand = (async function runCommand(options: StepOptions, step: StepSt
   step.startedAt = now();
   // Its TRACEPARENT: the context of its command span (docs/tracing.md); nothing unless this baton traces.
   traceCommand();
-  const { command, copied } = step.ports.runner.start(argv, options, files, io.warn);
+  const { command, copied } = step.world.startStepCommand(argv, options, files, io.warn);
   if (command.pid !== undefined) {
     step.command = command;
     emit("command", { argv, child: command.pid });
@@ -270,7 +270,7 @@ const runCommand = (async function runCommand(options: StepOptions, step: StepSt
     return { kind: "spawn-failed", exitCode: result.exitCode };
   }
   return { kind: "ran", exitCode: result.exitCode, ...(stopping.reason() ? { stopped: stopping.reason() } : {}) };
-});
+}
 
 /** Anything that threw: one line, and a failed step (POST.err) instead of a hang. */
 async function batonFailed(error: unknown, ranCommand: boolean, io: StepIO): Promise<Happened> {

@@ -2,7 +2,7 @@ import type { StepOptions } from "../cli/step-options.js";
 import { after, type Deadline } from "../base/clock.js";
 import { emit } from "../report/events.js";
 import type { RunningCommand } from "../run/run-command.js";
-import type { Waiter } from "./ports.js";
+import type { waitForFile } from "../handoff/wait-for-file.js";
 
 // What stops a step on purpose: --timeout expiring, or a non-empty --cancel-file. On a running command both do the
 // same: SIGTERM to its process group, SIGKILL to the group --grace-period later (RunningCommand.stop). The cancel file
@@ -27,7 +27,7 @@ export interface StopConditions {
 export function watchStopConditions(
   options: Pick<StepOptions, "timeoutMs" | "gracePeriodMs" | "cancelFile" | "safetyPollMs">,
   warn: (message: string) => void,
-  waiter: Waiter,
+  wait: typeof waitForFile,
   /** Called when the step is stopped before its command started (it ends the wait, or the work before the command). */
   stoppedBeforeStart: (reason: StopReason) => void,
 ): StopConditions {
@@ -55,35 +55,31 @@ export function watchStopConditions(
   if (cancelFile !== undefined) {
     cancelWatch = new AbortController();
     // Not a post file: CANCEL.err means nothing for a cancel file, and must not end its watch.
-    waiter.wait(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
+    wait(cancelFile, { content: true, postFile: false, signal: cancelWatch.signal, safetyPollMs: options.safetyPollMs, warn }).then(
       () => stop("Cancelled", `cancelled by ${cancelFile}`, { file: cancelFile }),
       () => {}, // aborted by clear()
     );
   }
 
   return {
-    // Eager: on the hand-on path (docs/design.md#eager-functions).
-    reason: (function stoppedFor() {
+    reason: function stoppedFor() {
       return reason;
-    }),
-    // Eager: on the wake-up path (docs/design.md#eager-functions).
-    waitOver: (function waitOver() {
+    },
+    waitOver: function waitOver() {
       if (options.timeoutMs > 0) {
         timer = after(options.timeoutMs, () => {
           const what = command ? "the command ran" : "the step took";
           stop("TimeoutExceeded", `${what} longer than ${options.timeoutMs} ms (--timeout)`);
         });
       }
-    }),
-    // Eager: on the wake-up path (docs/design.md#eager-functions).
-    started: (function started(running: RunningCommand) {
+    },
+    started: function started(running: RunningCommand) {
       command = running;
       if (reason) running.stop(STOP_SIGNAL, options.gracePeriodMs); // stopped as it started
-    }),
-    // Eager: on the hand-on path (docs/design.md#eager-functions).
-    clear: (function clear() {
+    },
+    clear: function clear() {
       timer?.clear();
       cancelWatch?.abort();
-    }),
+    },
   };
 }

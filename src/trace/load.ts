@@ -54,19 +54,17 @@ export async function startTracing(warn: (message: string) => void): Promise<voi
  * Just before a command starts: its TRACEPARENT, in place of the one baton was given (TRACESTATE stays as it was, or
  * goes with an invalid TRACEPARENT, which W3C says not to pass on).
  */
-// Eager: on the wake-up path (docs/design.md#eager-functions).
-export const traceCommand = (function traceCommand(): void {
+export function traceCommand(): void {
   if (chunk === undefined) return;
   const traceparent = chunk.commandTraceparent();
   if (traceparent === undefined) return;
   process.env.TRACEPARENT = traceparent;
-});
+}
 
 /** Whether finishTracing has anything to do: a traced mode ran (or tried to). */
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const tracing = (function tracing(): boolean {
+export function tracing(): boolean {
   return info !== undefined;
-});
+}
 
 /** At exit, once baton's work is done: the spans sent, by `deadline` (performance.now()) at the latest. */
 export async function finishTracing(exitCode: number, warn: (message: string) => void, deadline: number): Promise<void> {

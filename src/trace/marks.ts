@@ -15,8 +15,7 @@ export interface Mark {
 /** The marks so far; undefined when this baton does not trace. */
 export const marks: Mark[] | undefined = tracingWanted(process.env) ? [] : undefined;
 
-// Eager: on the hand-on path (docs/design.md#eager-functions).
-export const mark = (function mark(event: string, fields: Record<string, unknown> = {}): void {
+export function mark(event: string, fields: Record<string, unknown> = {}): void {
   if (marks === undefined) return;
   marks.push({ t: performance.timeOrigin + performance.now(), event, fields });
-});
+}

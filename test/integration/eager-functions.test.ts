@@ -1,28 +1,29 @@
-// The functions that src/ tags `// Eager:` are compiled with the bundle, at start-up, never at their first call on the
-// wake-up or hand-on path (docs/design.md#eager-functions). V8's own log of a step's compiles (--log-function-events)
-// says which functions it compiled lazily: each lazy compile is a `parse-function` at the function's offset in the
-// bundle, which the bundle's source map turns into a line of src/.
+// The functions that scripts/eager-functions.mjs lists are compiled with the bundle, at start-up, never at their first
+// call on the wake-up or hand-on path (docs/design.md#eager-functions). V8's own log of a step's compiles
+// (--log-function-events) says which functions it compiled lazily: each lazy compile is a `parse-function` at the
+// function's offset in the bundle, which the bundle's source map turns into a line of src/.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { relative, resolve } from "node:path";
+import { EAGER_FUNCTIONS, eagerFunctionsIn } from "../../scripts/eager-functions.mjs";
 import { BATON, cleanEnv, eventSeen, join, startBaton, tempDir } from "./helpers.js";
 
 const SRC = resolve(import.meta.dirname, "../../src");
-/** Where the step's command phase begins ("step/run-step.ts:205"): its first run marks the end of the wait in V8's log. */
-const RUN_COMMAND = `step/run-step.ts:${readFileSync(join(SRC, "step/run-step.ts"), "utf8").split("\n").findIndex((l) => l.startsWith("const runCommand = ")) + 1}`;
 
-/** "step/run-step.ts:203" for each declaration under a `// Eager:` line in src/. */
-function taggedDeclarations(): Set<string> {
-  const tagged = new Set<string>();
-  for (const file of readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))) {
-    const lines = readFileSync(join(SRC, file), "utf8").split("\n");
-    lines.forEach((line, i) => {
-      if (line.trim().startsWith("// Eager:")) tagged.add(`${file}:${i + 2}`);
-    });
-  }
-  return tagged;
+/** "step/run-step.ts:203": the line of src/ where each of `names` of `file` (a path under src/) is named. */
+function linesOf(file: string, names: readonly string[]): string[] {
+  const { source, functions } = eagerFunctionsIn(file, readFileSync(join(SRC, file), "utf8"), names);
+  return functions.map((node) => `${file}:${source.getLineAndCharacterOfPosition(node.name!.getStart(source)).line + 1}`);
+}
+
+/** Where the step's command phase begins ("step/run-step.ts:205"): its first run marks the end of the wait in V8's log. */
+const RUN_COMMAND = linesOf("step/run-step.ts", ["runCommand"])[0]!;
+
+/** "step/run-step.ts:203" for each function scripts/eager-functions.mjs lists. */
+function eagerDeclarations(): Set<string> {
+  return new Set([...EAGER_FUNCTIONS].flatMap(([file, names]) => linesOf(relative("src", file), names)));
 }
 
 /** V8's function events on the bundle's script, each with the line of src/ it maps to and its own line in the log. */
@@ -47,7 +48,7 @@ function bundleFunctionEvents(log: string): { event: string; at: string; line: n
   return events;
 }
 
-test("the functions tagged Eager in src/ are compiled with the bundle, not at their first call", async () => {
+test("the functions scripts/eager-functions.mjs lists are compiled with the bundle, not at their first call", async () => {
   const dir = tempDir();
   const log = join(dir, "v8.log");
   const events = join(dir, "events.jsonl");
@@ -62,18 +63,18 @@ test("the functions tagged Eager in src/ are compiled with the bundle, not at th
   const exit = await baton.exited;
   assert.equal(exit.code, 0, exit.stderr);
 
-  const tagged = taggedDeclarations();
-  // With no tag found (the tags renamed or moved), the two checks below would pass on nothing.
-  assert.ok(tagged.size > 0, "no `// Eager:` declaration found in src/: the check below would look at nothing");
+  const tagged = eagerDeclarations();
+  // With nothing listed (the list moved or emptied), the two checks below would pass on nothing.
+  assert.ok(tagged.size > 0, "scripts/eager-functions.mjs lists no function: the check below would look at nothing");
   const seen = bundleFunctionEvents(readFileSync(log, "utf8"));
   // Each tagged function's bytecode is in the log (an `interpreter` event at its line): the log and the map agree.
   const compiled = new Set(seen.filter((e) => e.event === "interpreter" && tagged.has(e.at)).map((e) => e.at));
   const missing = [...tagged].filter((at) => !compiled.has(at));
-  assert.deepEqual(missing, [], `tagged Eager, but no compile of them in V8's log: ${missing.join(", ")}`);
+  assert.deepEqual(missing, [], `listed eager, but no compile of them in V8's log: ${missing.join(", ")}`);
   const lazy = [...new Set(seen.filter((e) => e.event === "parse-function" && tagged.has(e.at)).map((e) => e.at))];
-  assert.deepEqual(lazy, [], `compiled at their first call, though tagged Eager: ${lazy.join(", ")}`);
+  assert.deepEqual(lazy, [], `compiled at their first call, though listed eager: ${lazy.join(", ")}`);
   // And none of the bundle is compiled at its first call once the wait is over (from runCommand's first run to the
-  // exit): a function added to either path without the tag is caught here.
+  // exit): a function added to either path and not to the list is caught here.
   const woke = seen.findIndex((e) => e.event === "first-execution" && e.at === RUN_COMMAND);
   assert.ok(woke >= 0, `no first run of ${RUN_COMMAND} in V8's log`);
   const afterWake = [...new Set(seen.slice(woke).filter((e) => e.event === "parse-function").map((e) => e.at))];

@@ -1,4 +1,4 @@
-// The step lifecycle (src/step/run-step.ts) driven through its ports (src/step/ports.ts) with fakes, as Tekton's
+// The step lifecycle (src/step/run-step.ts) driven with a fake world (src/step/step-world.ts), as Tekton's
 // entrypointer tests drive Go(): one row per way a step ends. What each row checks: the outcome handed to the
 // writer (reason, POST or POST.err), baton's exit code, whether the command started, and the line on stderr.
 // The real waiter, runner and writer are covered by the integration tests, on the bundle.
@@ -9,7 +9,7 @@ import { parseStepOptions } from "../../src/cli/step-options.js";
 import type { WaitOptions, WaitOutcome } from "../../src/handoff/wait-for-file.js";
 import type { CommandResult, RunningCommand } from "../../src/run/run-command.js";
 import { batonExitCode, type Outcome } from "../../src/step/outcome.js";
-import type { StepPorts } from "../../src/step/ports.js";
+import type { StepWorld } from "../../src/step/step-world.js";
 import { runStep } from "../../src/step/run-step.js";
 
 /** What the fakes saw. */
@@ -30,7 +30,7 @@ interface Script {
 }
 
 interface FakeWorld {
-  ports: StepPorts;
+  fakes: StepWorld;
   seen: Seen;
   /** A signal to baton, as src/process/signals.ts would deliver it. */
   signal(signal: NodeJS.Signals): void;
@@ -47,39 +47,35 @@ function fakeWorld(script: Script): FakeWorld {
     seen,
     started,
     signal: (signal) => listener!(signal),
-    ports: {
-      waiter: { wait: (file, options) => script.wait?.(file, options, world) ?? Promise.resolve("found") },
-      runner: {
-        openCapture() {
-          if (script.captureFails) throw new Error("cannot open out.txt for the command's output: EACCES");
-          return new Map();
-        },
-        start(argv) {
-          seen.started.push([...argv]);
-          let exit!: (result: CommandResult) => void;
-          const done = new Promise<CommandResult>((resolve) => (exit = resolve));
-          const command: RunningCommand = {
-            pid: script.result?.spawnError ? undefined : 4242,
-            stdout: null,
-            stderr: null,
-            done,
-            signal: (signal) => seen.forwarded.push(signal),
-            stop(signal) {
-              seen.stoppedWith.push(signal);
-              exit({ exitCode: 143, signal: "SIGTERM", stoppedWith: signal });
-            },
-          };
-          if (script.result) exit(script.result);
-          markStarted();
-          return { command, copied: () => Promise.resolve() };
-        },
+    fakes: {
+      waitForFile: (file, options) => script.wait?.(file, options, world) ?? Promise.resolve("found"),
+      openCaptureFiles() {
+        if (script.captureFails) throw new Error("cannot open out.txt for the command's output: EACCES");
+        return new Map();
       },
-      writer: {
-        holdLock: () => (seen.locked = true),
-        handOn(_options, outcome) {
-          seen.outcome = outcome;
-          return batonExitCode(outcome);
-        },
+      startStepCommand(argv) {
+        seen.started.push([...argv]);
+        let exit!: (result: CommandResult) => void;
+        const done = new Promise<CommandResult>((resolve) => (exit = resolve));
+        const command: RunningCommand = {
+          pid: script.result?.spawnError ? undefined : 4242,
+          stdout: null,
+          stderr: null,
+          done,
+          signal: (signal) => seen.forwarded.push(signal),
+          stop(signal) {
+            seen.stoppedWith.push(signal);
+            exit({ exitCode: 143, signal: "SIGTERM", stoppedWith: signal });
+          },
+        };
+        if (script.result) exit(script.result);
+        markStarted();
+        return { command, copied: () => Promise.resolve() };
+      },
+      holdLivenessLock: () => void (seen.locked = true),
+      handOn(_options, outcome) {
+        seen.outcome = outcome;
+        return batonExitCode(outcome);
       },
       onSignal: (subscriber) => (listener = subscriber),
     },
@@ -144,7 +140,7 @@ for (const [name, args, script, expected] of rows) {
   test(`runStep: ${name}`, async () => {
     const world = fakeWorld(script);
     const options = parseStepOptions([...args, "--", "cmd", "arg"], {});
-    const exitCode = await runStep(options, { warn: (line) => world.seen.warnings.push(line) }, world.ports);
+    const exitCode = await runStep(options, { warn: (line) => world.seen.warnings.push(line) }, world.fakes);
     const { outcome, started, stoppedWith, warnings } = world.seen;
     assert.ok(outcome, "the writer was given an outcome");
     assert.equal(outcome.reason, expected.reason);
@@ -161,13 +157,13 @@ for (const [name, args, script, expected] of rows) {
 test("runStep: a signal once the command runs goes to the command, and the step goes on", async () => {
   let exit!: () => void;
   const world = fakeWorld({});
-  const start = world.ports.runner.start;
-  world.ports.runner.start = (...args) => {
+  const start = world.fakes.startStepCommand;
+  world.fakes.startStepCommand = (...args) => {
     const started = start(...args);
     const done = new Promise<CommandResult>((resolve) => (exit = () => resolve({ exitCode: 130, signal: "SIGINT" })));
     return { ...started, command: { ...started.command, done } };
   };
-  const step = runStep(parseStepOptions([...WAIT, "--", "cmd"], {}), { warn: (line) => world.seen.warnings.push(line) }, world.ports);
+  const step = runStep(parseStepOptions([...WAIT, "--", "cmd"], {}), { warn: (line) => world.seen.warnings.push(line) }, world.fakes);
   await world.started;
   world.signal("SIGINT");
   exit();
