@@ -1,6 +1,8 @@
 // Prints README.md's table "baton beside Tekton's entrypoint, Argo's emissary and tini" from one `make bench` run, so
 // that its figures are that run's and not typed by hand:
 //   node scripts/bench/readme-table.mjs [.bench/results.json]
+// Paste it, with the run's table into docs/performance.md: test/unit/figures.test.ts checks that README.md's figures
+// are those of the run performance.md holds.
 // Each cell is a median, from the row named in its first column (docs/performance.md says how each is measured). A
 // peer's cell is empty where the run skipped it, or where the peer does not do the thing (tini orders no steps).
 import { readFileSync } from "node:fs";

@@ -182,3 +182,43 @@ test("the scan finds a measured figure in a comment and in a page, and lets a se
   assert.deepEqual(figures("the addon is 14 KB, measured"), ["14 KB"]);
   assert.deepEqual(figures("polled every 100 ms, each attempt bounded to 1 s"), []);
 });
+
+/** docs/performance.md's table of the last full run: each row's cells, split at " | " (escaped pipes kept). */
+function lastRun(): { text: string; commit: string; rows: string[][] } {
+  const page = readFileSync(join(ROOT, "docs/performance.md"), "utf8");
+  const commit = /The last full run: `make bench` at ([0-9a-f]{7,})/.exec(page)?.[1];
+  assert.ok(commit, "docs/performance.md names the commit of the last full run");
+  const lines = page.split("\n");
+  const start = lines.findIndex((line) => line.startsWith("| # | figure |"));
+  assert.ok(start > 0, "docs/performance.md has the table of the last run");
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith("|"));
+  const table = lines.slice(start + 2, end);
+  return { text: table.join("\n"), commit, rows: table.map((line) => line.slice(2, -2).split(/ (?<!\\)\| /)) };
+}
+
+test("README.md's summary of the bench is the run that docs/performance.md's table holds", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const run = lastRun();
+  const ms = (cell: string) => Number(/^([\d.]+) ms/.exec(cell)?.[1]);
+  const medians = (id: string) => run.rows.filter((r) => r[0] === id).map((r) => ms(r[2]!));
+  // The table readme-table.mjs wrote: every figure in it is one of the run's.
+  const table = readme.split("\n").filter((line) => /^\| .*\(rows? [0-9]/.test(line)).join("\n");
+  const figures = [...table.matchAll(/\d+(?:\.\d+)? (?:ms|s|MiB)\b/g)].map((m) => m[0]);
+  assert.ok(figures.length >= 15, "README.md's table of bench figures");
+  assert.deepEqual(figures.filter((f) => !run.text.includes(f)), [], "in README.md's table but not in docs/performance.md's last run");
+  assert.match(readme, new RegExp(`Medians of one \`make bench\` run \\([\\d-]+, commit ${run.commit}\\)`), "the same run's commit");
+  // "What a step pays": the ranges over the runtimes, as the paragraph rounds them.
+  const range = (values: number[], digits: number) => `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}`;
+  const startUp = medians("3");
+  const ratios = run.rows.filter((r) => r[0] === "3").map((r) => ms(r[2]!) / Number(/node -e 0 ([\d.]+) ms/.exec(r[6]!)![1]));
+  const pays = readme.slice(readme.indexOf("What a step pays"));
+  for (const stated of [
+    `start-up ${range(startUp, 0)} ms`,
+    `${range(ratios, 2)} x \`node -e 0\``,
+    `${medians("1")[0]!.toFixed(1)} ms from a`,
+    `${range(medians("1c"), 1)} ms from one command's exit`,
+    `${range(medians("8"), 1)} ms from a post file`,
+  ]) {
+    assert.ok(pays.replace(/\s+/g, " ").includes(stated), `README.md's "What a step pays" does not say "${stated}" (docs/performance.md's last run)`);
+  }
+});
