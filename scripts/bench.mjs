@@ -28,6 +28,7 @@ import { argoChain, argoHandoff, argoMemory, argoStartup } from "./bench/argo-ha
 import { argoNamespace, findPeers } from "./bench/peers.mjs";
 import { findRuntimes } from "./bench/runtimes.mjs";
 import { DEFAULT_SCALE_STEPS, waitingAtScale } from "./bench/scale.mjs";
+import { tracingCost } from "./bench/tracing.mjs";
 import { compileProbes, machine, referenceTools } from "./bench/setup.mjs";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
@@ -72,6 +73,7 @@ const ROWS = [
   ["9b", argoStartup, false],
   ["9c", argoMemory, false],
   ["9d", argoChain, false],
+  ["10", tracingCost, true],
 ];
 
 const onceCache = {};
@@ -168,7 +170,8 @@ function value(row, stat) {
 
 function referenceText(row, ref) {
   if (ref.text) return `${ref.label}: ${ref.text}`;
-  const unit = { ...row, stats: ref.stats };
+  // A reference may be in a unit of its own (row 10: start-up in ms, memory in MiB).
+  const unit = { ...row, stats: ref.stats, ...(ref.unit ? { unit: ref.unit } : {}) };
   return `${ref.label} ${value(unit, "median")} / ${value(unit, "p95")}`;
 }
 

@@ -17,13 +17,17 @@ import { build } from "esbuild";
 const ROOT = resolve(import.meta.dirname, "../..");
 const DIR = join(ROOT, ".bench/otel");
 const ROUNDS = Number(process.argv[2] ?? 20);
-/** The SDK's current release line: sdk-trace (formerly sdk-trace-base) with the exporters built against it. */
+/**
+ * The SDK's newest release line that runs on Node 20 (engines ^18.19.0 || >=20.6.0): sdk-trace-base 2.12.1 with the
+ * exporters built against it. The newer line (sdk-trace 3.1.1, exporters 0.301.2) needs Node >= 22.15.0: baton
+ * supports Node >= 20, so it is no candidate.
+ */
 const PACKAGES = [
-  "@opentelemetry/api@1.10.0",
-  "@opentelemetry/sdk-trace@3.1.1",
-  "@opentelemetry/resources@3.1.1",
-  "@opentelemetry/exporter-trace-otlp-proto@0.301.2",
-  "@opentelemetry/exporter-trace-otlp-http@0.301.2",
+  "@opentelemetry/api@1.9.0",
+  "@opentelemetry/sdk-trace-base@2.12.1",
+  "@opentelemetry/resources@2.12.1",
+  "@opentelemetry/exporter-trace-otlp-proto@0.223.1",
+  "@opentelemetry/exporter-trace-otlp-http@0.223.1",
 ];
 
 mkdirSync(DIR, { recursive: true });
@@ -36,7 +40,7 @@ if (!existsSync(join(DIR, "node_modules/.package-lock.json"))) {
 const SPANS = `const SPANS = [["step", 0, 50, -1], ["prepare", 0, 40, 0], ["wait", 40, 45, 0], ["command", 45, 48, 0], ["hand-on", 48, 49, 0]];`;
 
 const SDK = (exporterPackage) => `
-import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { OTLPTraceExporter } from "${exporterPackage}";
 import { trace, context } from "@opentelemetry/api";

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
 
 // Which trace a baton's spans belong to, and under which parent (docs/tracing.md "One trace per pod"): a valid W3C
@@ -51,15 +50,38 @@ export function traceContext(env: NodeJS.ProcessEnv): TraceContext {
 }
 
 /**
- * The trace id of this pod: SHA-256 of the node's boot id, the pod's network, IPC and UTS namespaces and the pod's name
- * (HOSTNAME), its first 16 bytes. What cannot be read counts as empty; when none of it can, a random id (this baton's
+ * The trace id of this pod: a 128-bit hash (hash128) of the node's boot id, the pod's network, IPC and UTS namespaces
+ * and the pod's name (HOSTNAME). What cannot be read counts as empty; when none of it can, a random id (this baton's
  * spans then are a trace of their own).
  */
 export function podTraceId(env: NodeJS.ProcessEnv): string {
   const parts = [readOr("/proc/sys/kernel/random/boot_id"), linkOr("/proc/self/ns/net"), linkOr("/proc/self/ns/ipc"), linkOr("/proc/self/ns/uts")];
   if (parts.every((part) => part === "")) return randomId(16);
   parts.push(env.HOSTNAME ?? "");
-  return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 32);
+  return hash128(parts.join("\n"));
+}
+
+const FNV_PRIME = 0x100000001b3n;
+const MASK64 = 0xffffffffffffffffn;
+
+/**
+ * 32 hex digits from `text`: FNV-1a 64 twice, from two offset bases, each finished by a 64-bit mixer (SplitMix64's) so
+ * that close inputs give unrelated ids. Not a cryptographic hash, and none is needed: the inputs are no secret and no
+ * one chooses them against it; the id only has to be the same in every container of a pod and differ between pods.
+ * node:crypto's SHA-256 would cost every traced step its load (~8 M instructions: docs/performance.md).
+ */
+export function hash128(text: string): string {
+  const bytes = Buffer.from(text, "utf8");
+  const half = (basis: bigint): string => {
+    let h = basis;
+    for (const byte of bytes) h = ((h ^ BigInt(byte)) * FNV_PRIME) & MASK64;
+    h = ((h ^ (h >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
+    h = ((h ^ (h >> 27n)) * 0x94d049bb133111ebn) & MASK64;
+    h ^= h >> 31n;
+    return h.toString(16).padStart(16, "0");
+  };
+  const id = half(0xcbf29ce484222325n) + half(0x84222325cbf29ce4n);
+  return /^0+$/.test(id) ? "1".padStart(32, "0") : id;
 }
 
 function readOr(file: string): string {

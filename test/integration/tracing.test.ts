@@ -341,7 +341,7 @@ async function scriptsCompiled(env: NodeJS.ProcessEnv): Promise<string[]> {
   return readOr(log, "").split("\n").map((line) => line.split(",")).filter((f) => f[0] === "script-details").map((f) => f[2] ?? "");
 }
 
-test("tracing off loads nothing of it: the trace chunk is not compiled; on, it is", async () => {
+test("tracing off loads nothing of it: the trace chunk is not compiled; on, it is, without node:crypto", async () => {
   const off = await scriptsCompiled(podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1", OTEL_SDK_DISABLED: "true" }));
   assert.ok(!off.some((script) => script.endsWith("#baton-trace.cjs")), off.join(", "));
   assert.ok(!off.includes("node:zlib"), "no chunk was even decompressed");
@@ -349,4 +349,6 @@ test("tracing off loads nothing of it: the trace chunk is not compiled; on, it i
   assert.ok(!plain.some((script) => script.endsWith("#baton-trace.cjs")));
   const on = await scriptsCompiled(podEnv({ BATON_TRACES_DIR: tempDir() }));
   assert.ok(on.some((script) => script.endsWith("#baton-trace.cjs")), on.join(", "));
+  assert.ok(!on.includes("node:crypto"), "the pod's trace id is hashed without node:crypto");
+  assert.ok(!on.includes("node:http"), "the file form loads no HTTP client");
 });

@@ -86,3 +86,14 @@ test("OTEL_RESOURCE_ATTRIBUTES: decoded; any error discards the whole value", ()
   for (const bad of ["a=1,b", "a=1\nb=2", "a=\u001b[31m", "=x", "a=%zz"]) assert.deepEqual(resourceAttributes(bad, warn), {}, JSON.stringify(bad));
   assert.equal(lines.length, 5);
 });
+
+test("the pod's trace id: the same text the same id, any change another; never all zeros", async () => {
+  const { hash128 } = await import("../../src/trace/context.js");
+  const a = hash128("boot\nnet:[4026532281]\nipc:[4026532282]\nuts:[4026532283]\npod-1");
+  assert.match(a, /^[0-9a-f]{32}$/);
+  assert.equal(hash128("boot\nnet:[4026532281]\nipc:[4026532282]\nuts:[4026532283]\npod-1"), a);
+  const others = new Set([a]);
+  for (const text of ["boot\nnet:[4026532281]\nipc:[4026532282]\nuts:[4026532283]\npod-2", "boot\nnet:[4026532291]\nipc:[4026532282]\nuts:[4026532283]\npod-1", "", "a", "b"]) others.add(hash128(text));
+  assert.equal(others.size, 6);
+  assert.notEqual(hash128("").slice(0, 16), hash128("").slice(16), "two halves, not one repeated");
+});
