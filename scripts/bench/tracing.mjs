@@ -52,6 +52,7 @@ export async function tracingCost(ctx, rt) {
     unit: "ms",
     stats,
     samples: time.get("off"),
+    target: "(info; off is row 3 with a post file)",
     references: [
       ref("start-up, tracing to a file", "ms", time.get("to a file")),
       ref("start-up, tracing to an HTTP collector", "ms", time.get("to an HTTP collector")),
