@@ -62,6 +62,18 @@ const lines = [
     mib(median(mem24 ?? memSea, "Tekton's entrypoint RssAnon")),
     mib(median(row("9c"), "Argo's emissary -- CMD")),
   ],
+  // Row 10, when the run has it (a run before tracing does not): start-up and RssAnon of a step with tracing off and on.
+  ...(row("10", "Node 24") || row("10", "standalone")
+    ? [[
+        "tracing off -> on (to an OTLP/HTTP collector): start-up, `RssAnon` (row 10)",
+        both(
+          [`${ms(median(row("10", "Node 24")))} -> ${ms(median(row("10", "Node 24"), "start-up, tracing to an HTTP collector"))}, ${mib(median(row("10", "Node 24"), "RssAnon while the command runs, tracing off"))} -> ${mib(median(row("10", "Node 24"), "RssAnon while the command runs, tracing to an HTTP collector"))}`, "Node 24"],
+        ),
+        "",
+        "",
+        "",
+      ]]
+    : []),
   [
     "a 20-step chain of `/bin/true`, every step waiting (rows 2, 9d)",
     both([ms(median(row("2"))), `Tekton's layout, ${onceNode}`], [ms(median(row("9d"))), "Argo container set"]),

@@ -6,8 +6,12 @@ import { lazyBuiltin } from "../base/builtin.js";
 // Resolves with a line to say when it did not go through; never rejects. The URL is said with its user name and
 // password as xxxxx and without its query (either may hold a token); the headers are never said.
 
+const SHOWN_MAX = 200;
+
 export function sendHttp(url: URL, body: Uint8Array, json: boolean, headers: Record<string, string>, deadline: number): Promise<string | undefined> {
-  const shown = `${url.protocol}//${url.username || url.password ? "xxxxx@" : ""}${url.host}${url.pathname}`;
+  const full = `${url.protocol}//${url.username || url.password ? "xxxxx@" : ""}${url.host}${url.pathname}`;
+  // A line, not a page: an endpoint of any length is shown by its first SHOWN_MAX characters.
+  const shown = full.length > SHOWN_MAX ? `${full.slice(0, SHOWN_MAX)}...` : full;
   const notSent = (why: string) => `traces not sent to ${shown}: ${why}`;
   return new Promise((resolve) => {
     let request: ClientRequest | undefined;

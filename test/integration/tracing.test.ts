@@ -4,8 +4,8 @@
 // and with tracing off the trace chunk is not even loaded.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { BATON, cleanEnv, existsSync, fileAppears, join, NO_STANDALONE, readOr, runBaton, STANDALONE, startBaton, tempDir } from "./helpers.js";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { BATON, cleanEnv, existsSync, fileAppears, IS_ROOT, join, NO_STANDALONE, readOr, runBaton, STANDALONE, startBaton, tempDir } from "./helpers.js";
 import { argoPod } from "./argo-helpers.js";
 import { readJsonSpans, readProtoResource, readProtoSpans, startSink, type Behaviour, type ReadSpan } from "./trace-sink.js";
 
@@ -126,6 +126,53 @@ test("an invalid TRACEPARENT is ignored (the pod's trace instead), and its TRACE
     assert.match(traceparent!, new RegExp(`^00-${root.traceId}-[0-9a-f]{16}-01$`));
     assert.equal(tracestate, "", "TRACESTATE is dropped with an invalid TRACEPARENT");
   }
+});
+
+test("Tekton's argument vectors: engine tekton, the step's index and name (from /tekton/steps), its container, a decide phase", async () => {
+  const dir = tempDir();
+  const root = join(dir, "tekton");
+  const run = join(root, "run");
+  for (const i of [0, 1]) mkdirSync(join(run, String(i), "status"), { recursive: true });
+  mkdirSync(join(root, "steps"));
+  symlinkSync(join(run, "0", "status"), join(root, "steps", "step-fetch"));
+  symlinkSync(join(run, "1", "status"), join(root, "steps", "step-check"));
+  symlinkSync(join(run, "1", "status"), join(root, "steps", "1"));
+  const env = podEnv({ BATON_TEKTON_ROOT: root, BATON_TRACES_DIR: join(dir, "traces"), KUBERNETES_SERVICE_HOST: "10.0.0.1" });
+  const step = (i: number, args: string[]) => [
+    ...(i > 0 ? ["-wait_file", join(run, String(i - 1), "out")] : []),
+    "-post_file", join(run, String(i), "out"),
+    "-termination_path", join(run, `termination-${i}`),
+    "-step_metadata_dir", join(run, String(i), "status"),
+    "-entrypoint", "sh", "--", ...args,
+  ];
+  const check = startBaton(step(1, ["-c", "echo '$(steps.step-fetch.exitCode.path)' > /dev/null"]), { env });
+  const fetch = startBaton(step(0, ["-c", "true"]), { env });
+  const [e0, e1] = await Promise.all([fetch.exited, check.exited]);
+  assert.deepEqual([e0.code, e1.code], [0, 0], e0.stderr + e1.stderr);
+  const requests = readdirSync(join(dir, "traces")).map((file) => JSON.parse(readFileSync(join(dir, "traces", file), "utf8")));
+  const spans = requests.flatMap((request) => readJsonSpans(JSON.stringify(request)));
+  const roots = byName(spans, "step").sort((a, b) => Number(a.attributes["baton.step.index"]) - Number(b.attributes["baton.step.index"]));
+  assert.deepEqual(roots.map((r) => [r.attributes["baton.engine"], r.attributes["baton.step.index"], r.attributes["baton.step.name"]]), [["tekton", 0, "fetch"], ["tekton", 1, "check"]]);
+  const containers = requests.map((request) => request.resourceSpans[0].resource.attributes.find((a: { key: string }) => a.key === "k8s.container.name")?.value.stringValue).sort();
+  assert.deepEqual(containers, ["step-check", "step-fetch"]);
+  assert.equal(new Set(spans.map((span) => span.traceId)).size, 1);
+  const phases = spans.filter((span) => span.parentSpanId === roots[1]!.spanId).map((span) => span.name);
+  assert.deepEqual(phases, ["prepare", "wait", "decide", "command", "hand-on"], "the $(steps...) substitution is the decide phase");
+});
+
+test("one trace per pod without TRACEPARENT: two pods of the same name in namespaces of their own, two traces; one pod's steps, one", { skip: !IS_ROOT && "needs root for unshare" }, async () => {
+  const ids: string[][] = [];
+  for (const pod of ["a", "b"]) {
+    const dir = tempDir();
+    const env = cleanEnv({ HOSTNAME: "same-name", BATON_TRACES_DIR: join(dir, "traces") });
+    // A pod's containers share its network, IPC and UTS namespaces: here one shell's, for both of its steps.
+    const both = `${process.execPath} ${BATON} --wait-file ${dir}/1 --post-file ${dir}/2 -- true & ${process.execPath} ${BATON} --post-file ${dir}/1 -- true; wait`;
+    const exit = await runBaton(["--", "sh", "-c", both], { env, baton: ["unshare", "--net", "--ipc", "--uts"], prefix: [] });
+    assert.equal(exit.code, 0, `${pod}: ${exit.stderr}`);
+    ids.push(readdirSync(join(dir, "traces")).map((file) => file.split("-")[1]!));
+  }
+  for (const pod of ids) assert.deepEqual(new Set(pod).size, 1, "one trace for the pod's two steps");
+  assert.notEqual(ids[0]![0], ids[1]![0], "two pods, two traces, though their names are the same");
 });
 
 test("a TRACEPARENT that says not sampled: nothing sent, and the command still gets the trace (flags 00)", async () => {
@@ -324,6 +371,25 @@ test("hostile values: control characters in OTEL_RESOURCE_ATTRIBUTES, a huge hea
     const resource = readProtoResource(sink.received[0]!.body);
     assert.equal(resource["a"], undefined, "the whole variable is discarded");
     assert.equal(sink.received[0]!.headers["big"], undefined);
+  } finally {
+    await sink.close();
+  }
+});
+
+test("a traces folder that cannot be written, an endpoint of 100 KB: one short line each, the step as without", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "a-file"), "");
+  const sink = await startSink("ok");
+  try {
+    const exit = await runBaton(["--post-file", join(dir, "out"), "--", "true"], {
+      env: podEnv({ BATON_TRACES_DIR: join(dir, "a-file"), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/${"p".repeat(100_000)}`, TRACEPARENT: `01${GIVEN.slice(2)}-${"x".repeat(1 << 16)}` }),
+    });
+    assert.equal(exit.code, 0, exit.stderr.slice(0, 500));
+    assert.equal(JSON.parse(readFileSync(join(dir, "out"), "utf8")).reason, "Completed");
+    const lines = exit.stderr.trim().split("\n");
+    assert.equal(lines.length, 2, exit.stderr.slice(0, 500));
+    assert.match(lines[0]!, /^baton: traces not written to .*a-file\/baton-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}\.jsonl: /);
+    assert.ok(lines[1]!.length < 400, `a line of ${lines[1]!.length} characters`);
   } finally {
     await sink.close();
   }
