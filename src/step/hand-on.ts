@@ -59,6 +59,8 @@ export function handOn(options: HandOnOptions, outcome: Outcome, startedAt: stri
       if (posted) warn(`wrote an empty ${posted} instead, so the next step ends`);
       if (exitCode === 0) exitCode = settleOutcome(final, { writeFailed: true }).exitCode;
     }
+    // The hand-on span ends here, with the post file in place (docs/tracing.md), before this step steps aside.
+    mark("posted");
     // Whatever is there now is all this step will hand on: a waiter blocked on the lock wakes and looks. At once, before
     // the events line (a slow --events pipe must not hold the next step back), and with this step's threads already
     // behind the next step's on the node's CPUs.

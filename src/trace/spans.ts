@@ -105,7 +105,8 @@ function stepPhases(marks: readonly Mark[], info: TraceInfo, child: Child, find:
   if (handOn < 0) return;
   const exited = lastIndex(marks, "exited");
   const outcome = find(handOn, ["outcome"]);
-  const posted = find(handOn, ["post"]);
+  // The post file in place: "posted", marked as it is written, before the step steps aside and the event "post".
+  const posted = find(handOn, ["posted", "post"]);
   const attributes: [string, AttributeValue][] = [];
   if (outcome >= 0 && typeof marks[outcome]!.fields.reason === "string") attributes.push(["baton.reason", marks[outcome]!.fields.reason as string]);
   child("hand-on", at(exited, marks[handOn]!.t), at(posted, at(outcome, end)), attributes);

@@ -80,6 +80,9 @@ for (const [runtime, baton, skip] of [["bundle", undefined, false], ["standalone
       assert.equal(wait3.attributes["baton.wait.result"], "ready");
       const command2 = spans.find((span) => span.name === "command" && span.parentSpanId === roots.find((r) => r.attributes["baton.step.name"] === "2")!.spanId)!;
       assert.ok(wait3.end >= command2.end, "step 3 waited until step 2's command was over");
+      const handOn2 = spans.find((span) => span.name === "hand-on" && span.parentSpanId === command2.parentSpanId)!;
+      // Two processes' clocks (performance.timeOrigin each) may differ by up to a millisecond (src/report/events.ts).
+      assert.ok(wait3.end + 2_000_000n >= handOn2.end, "step 3's wait ended after step 2's post file was in place (the hand-on span's end)");
     } finally {
       await sink.close();
     }
