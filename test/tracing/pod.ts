@@ -5,7 +5,6 @@
 // baton derives a pod's trace from exactly these namespaces and the pod's HOSTNAME (docs/tracing.md, "One trace per
 // pod"), so every container of one pod lands in one trace and no two pods share one.
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -87,8 +86,8 @@ export async function tracePod(name: string, options: PodOptions = {}): Promise<
 }
 
 /**
- * The rule of docs/tracing.md, computed from outside: SHA-256 of the node's boot id and the pod's network, IPC and
- * UTS namespaces (as /proc/PID/ns shows them) and its name, one per line, the first 16 bytes in hexadecimal.
+ * The rule of docs/tracing.md, computed from outside: the node's boot id and the pod's network, IPC and UTS namespaces
+ * (as /proc/PID/ns shows them) and its name, one per line, hashed as the page says (fnv1aMixed, twice).
  */
 function podTraceId(enter: string[], name: string): string {
   const holder = /^--net=(\/proc\/\d+\/ns)\/net$/.exec(enter.find((word) => word.startsWith("--net=")) ?? "");
@@ -101,7 +100,18 @@ function podTraceId(enter: string[], name: string): string {
     readlinkSync(`${ns}/uts`),
     name,
   ];
-  return createHash("sha256").update(parts.join("\n")).digest("hex").slice(0, 32);
+  const text = Buffer.from(parts.join("\n"), "utf8");
+  return fnv1aMixed(text, 0xcbf29ce484222325n) + fnv1aMixed(text, 0x84222325cbf29ce4n);
+}
+
+/** docs/tracing.md: FNV-1a 64 from `basis`, then SplitMix64's finalizer, as 16 hex digits. */
+function fnv1aMixed(bytes: Buffer, basis: bigint): string {
+  const mod = (v: bigint) => BigInt.asUintN(64, v);
+  let h = basis;
+  for (let i = 0; i < bytes.length; i++) h = mod((h ^ BigInt(bytes[i]!)) * 0x100000001b3n);
+  h = mod((h ^ (h >> 30n)) * 0xbf58476d1ce4e5b9n);
+  h = mod((h ^ (h >> 27n)) * 0x94d049bb133111ebn);
+  return (h ^ (h >> 31n)).toString(16).padStart(16, "0");
 }
 
 /** A symbolic link at PATH (under the pod's /tekton, given as a /tekton path) to TARGET, as Tekton's init makes them. */
