@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { BATON, cleanEnv, existsSync, fileAppears, IS_ROOT, join, NO_STANDALONE, readOr, runBaton, STANDALONE, startBaton, tempDir } from "./helpers.js";
+import { BATON, cleanEnv, existsSync, fileAppears, IS_ROOT, join, NO_STANDALONE, readOr, runBaton, shellWaitFor, STANDALONE, startBaton, tempDir } from "./helpers.js";
 import { argoPod } from "./argo-helpers.js";
 import { readJsonSpans, readProtoResource, readProtoSpans, startSink, type Behaviour, type ReadSpan } from "./trace-sink.js";
 
@@ -164,17 +164,27 @@ test("Tekton's argument vectors: engine tekton, the step's index and name (from 
 });
 
 test("one trace per pod without TRACEPARENT: two pods of the same name in namespaces of their own, two traces; one pod's steps, one", { skip: !IS_ROOT && "needs root for unshare" }, async () => {
-  const ids: string[][] = [];
-  for (const pod of ["a", "b"]) {
+  // Both pods live at once: a pod's namespace numbers are reused once it is gone (docs/tracing.md's limits), so two
+  // pods one after the other could be given the same ones.
+  const go = join(tempDir(), "go");
+  const pods = ["a", "b"].map((pod) => {
     const dir = tempDir();
     const env = cleanEnv({ HOSTNAME: "same-name", BATON_TRACES_DIR: join(dir, "traces") });
+    const first = `touch '${dir}/started'; ${shellWaitFor(go)}`;
     // A pod's containers share its network, IPC and UTS namespaces: here one shell's, for both of its steps.
-    const both = `${process.execPath} ${BATON} --wait-file ${dir}/1 --post-file ${dir}/2 -- true & ${process.execPath} ${BATON} --post-file ${dir}/1 -- true; wait`;
-    const exit = await runBaton(["--", "sh", "-c", both], { env, baton: ["unshare", "--net", "--ipc", "--uts"], prefix: [] });
-    assert.equal(exit.code, 0, `${pod}: ${exit.stderr}`);
+    const both = `${process.execPath} ${BATON} --wait-file ${dir}/1 --post-file ${dir}/2 -- true & ${process.execPath} ${BATON} --post-file ${dir}/1 -- sh -c "${first.replace(/"/g, '\\"')}"; wait`;
+    return { dir, pod, exit: runBaton(["--", "sh", "-c", both], { env, baton: ["unshare", "--net", "--ipc", "--uts"] }) };
+  });
+  await Promise.all(pods.map(({ dir }) => fileAppears(join(dir, "started"))));
+  writeFileSync(go, "");
+  const ids: string[][] = [];
+  for (const { dir, pod, exit } of pods) {
+    const done = await exit;
+    assert.equal(done.code, 0, `${pod}: ${done.stderr}`);
     ids.push(readdirSync(join(dir, "traces")).map((file) => file.split("-")[1]!));
   }
   for (const pod of ids) assert.deepEqual(new Set(pod).size, 1, "one trace for the pod's two steps");
+  assert.equal(ids[0]!.length, 2);
   assert.notEqual(ids[0]![0], ids[1]![0], "two pods, two traces, though their names are the same");
 });
 
