@@ -1,3 +1,4 @@
+import { mark } from "../trace/marks.js";
 import { constants } from "node:os";
 import type { RunningCommand } from "../run/run-command.js";
 
@@ -43,6 +44,8 @@ export class SignalRouter {
   }
 
   private receive(signal: NodeJS.Signals | number, terminating: boolean): void {
+    // runMainContainer's baton.signal (docs/tracing.md); nothing unless this baton traces.
+    mark("signal", { signal });
     if (terminating) this.stopped ??= new StoppedBy(signal);
     if (this.command) {
       this.command.signal(signal);

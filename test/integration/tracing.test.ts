@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { BATON, cleanEnv, existsSync, fileAppears, IS_ROOT, join, NO_STANDALONE, readOr, runBaton, shellWaitFor, STANDALONE, startBaton, tempDir } from "./helpers.js";
+import { BATON, cleanEnv, existsSync, fileAppears, IS_ROOT, join, NO_STANDALONE, readOr, runBaton, shellWaitFor, STANDALONE, startBaton, tempDir, waitFor } from "./helpers.js";
 import { argoPod } from "./argo-helpers.js";
 import { readJsonSpans, readProtoResource, readProtoSpans, startSink, type Behaviour, type ReadSpan } from "./trace-sink.js";
 
@@ -241,7 +241,23 @@ test("a step killed by a signal: the command span says which", async () => {
   const command = byName(spans, "command")[0]!;
   assert.equal(command.attributes["baton.signal"], "SIGTERM");
   assert.equal(command.attributes["process.exit.code"], 143);
+  assert.equal(byName(spans, "step")[0]!.attributes["baton.signal"], undefined, "the command was signalled, not baton");
   assert.deepEqual(command.status, { code: 2, message: "killed by SIGTERM" });
+});
+
+test("a step stopped by a signal while it waits: the step span says the signal, its wait was stopped", async () => {
+  const dir = tempDir();
+  const step = startBaton(["--wait-file", join(dir, "never"), "--post-file", join(dir, "out"), "--", "true"], { env: podEnv({ BATON_TRACES_DIR: join(dir, "traces"), BATON_EVENTS: join(dir, "events") }) });
+  await waitFor(() => (readOr(join(dir, "events"), "").includes('"waiting"') ? true : undefined), "the step to wait");
+  step.child.kill("SIGTERM");
+  const exit = await step.exited;
+  assert.equal(exit.code, 143);
+  const spans = readJsonSpans(readFileSync(join(dir, "traces", readdirSync(join(dir, "traces"))[0]!), "utf8"));
+  const root = byName(spans, "step")[0]!;
+  assert.equal(root.attributes["baton.signal"], "SIGTERM");
+  assert.equal(root.attributes["baton.reason"], "Signaled");
+  assert.equal(byName(spans, "wait")[0]!.attributes["baton.wait.result"], "stopped");
+  assert.equal(byName(spans, "command").length, 0);
 });
 
 test("a sidecar: starting, running and stopping, and its command's TRACEPARENT is the sidecar span", async () => {
