@@ -1,12 +1,12 @@
 // A Tekton-style pod traced to the real OpenTelemetry Collector, span by span (docs/tracing.md): three steps chained
 // by post files and a sidecar wrapped by `baton sidecar`, each container a baton as PID 1 of its own namespaces in one
-// pod's network, IPC and UTS namespaces, no TRACEPARENT given. Then a failing step, a killed command and a given
-// TRACEPARENT. What is checked is what the collector wrote, parsed from its file.
+// pod's network, IPC and UTS namespaces, no TRACEPARENT given. Then a failing step, a killed command, a given and an
+// unsampled TRACEPARENT, two pods, and the file form. What is checked is what the collector wrote, parsed from its file.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { NO_STANDALONE, type Exit } from "../integration/helpers.js";
+import { NO_STANDALONE, type Baton, type Exit } from "../integration/helpers.js";
 import { startCollector, type Span } from "./collector.js";
 import { containers, link, notAfter, show, tracePod, type Build, type Protocol, type TracePod } from "./pod.js";
 
@@ -51,10 +51,9 @@ const SIDECAR = [
 async function runChain(pod: TracePod, scripts: string[]): Promise<{ steps: Exit[]; sidecar: Exit; spans: Span[] }> {
   NAMES.forEach((name, i) => link(pod, `/tekton/steps/step-${name}`, `/tekton/run/${i}/status`));
   const sidecar = pod.start(SIDECAR);
-  const steps = scripts
-    .map((script, i) => pod.start(stepArgs(i, `echo "$TRACEPARENT" > /tekton/traceparent-${i}; ${script}`)))
-    .reverse();
-  const exits = (await Promise.all(steps.map((s) => s.exited))).reverse();
+  const steps: Baton[] = [];
+  for (const i of [...scripts.keys()].reverse()) steps[i] = pod.start(stepArgs(i, `echo "$TRACEPARENT" > /tekton/traceparent-${i}; ${scripts[i]}`));
+  const exits = await Promise.all(steps.map((s) => s.exited));
   const sidecarExit = await sidecar.exited;
   return { steps: exits, sidecar: sidecarExit, spans: await pod.finish() };
 }
