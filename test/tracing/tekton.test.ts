@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { NO_STANDALONE, type Baton, type Exit } from "../integration/helpers.js";
+import { eventSeen, fileAppears, handlersInstalled, NO_STANDALONE, type Baton, type Exit } from "../integration/helpers.js";
 import { startCollector, type Span } from "./collector.js";
 import { containers, link, notAfter, show, tracePod, type Build, type Protocol, type TracePod } from "./pod.js";
 
@@ -310,4 +310,46 @@ test("the file form (BATON_TRACES_DIR): the line a step writes is a request the 
   assert.equal(files[0], `baton-${pod.traceId}-${only!.root.spanId}.jsonl`);
   assert.deepEqual([only!.root.attributes["baton.exit_code"], only!.root.status.code], [2, 2]);
   assert.deepEqual(only!.child("command").status, { code: 2, message: "exit code 2" });
+});
+
+test("the kubelet stops the pod (SIGTERM to baton): the step says the signal, its command killed by it, 143", async () => {
+  const pod = await tracePod("stopped");
+  const step = pod.start(["-post_file", "/tekton/run/0/out", "-entrypoint", "sh", "--", "-c", "touch /tekton/running; exec sleep 60"]);
+  await fileAppears(join(pod.tekton, "running"));
+  const pid = await step.hostPid();
+  await handlersInstalled(pid);
+  process.kill(pid, "SIGTERM");
+  assert.equal((await step.exited).code, 143);
+  const [only, ...more] = containers(await pod.finish());
+  assert.equal(more.length, 0);
+  assert.deepEqual(
+    [only!.root.attributes["baton.signal"], only!.root.attributes["baton.exit_code"], only!.root.status.code],
+    ["SIGTERM", 143, 2],
+  );
+  const command = only!.child("command");
+  assert.deepEqual(
+    [command.attributes["baton.signal"], command.attributes["process.exit.code"], command.status],
+    ["SIGTERM", 143, { code: 2, message: "killed by SIGTERM" }],
+  );
+});
+
+test("a step stopped while it waits (SIGTERM): its wait ends there, no command, the signal on the step", async () => {
+  const pod = await tracePod("stopped-waiting");
+  const step = pod.start(["-wait_file", "/tekton/run/never/out", "-post_file", "/tekton/run/0/out", "-entrypoint", "true", "--"], {
+    BATON_EVENTS: "/tekton/events.jsonl",
+  });
+  const pid = await step.hostPid();
+  await handlersInstalled(pid);
+  await eventSeen(join(pod.tekton, "events.jsonl"), "waiting");
+  process.kill(pid, "SIGTERM");
+  const exit = await step.exited;
+  assert.equal(exit.code, 143, exit.stderr);
+  const [only] = containers(await pod.finish());
+  assert.equal(only!.root.attributes["baton.signal"], "SIGTERM");
+  assert.equal(only!.root.status.code, 2);
+  assert.deepEqual(
+    only!.children.map((s) => s.name),
+    ["prepare", "wait", "hand-on"],
+  );
+  assert.equal(only!.child("wait").attributes["baton.wait.file"], "/tekton/run/never/out");
 });
