@@ -1,4 +1,4 @@
-import type { Mark } from "./marks.js";
+import { lastSignal, type Mark } from "./marks.js";
 import type { TraceInfo } from "./load.js";
 import type { TraceContext } from "./context.js";
 import { randomId } from "./context.js";
@@ -63,7 +63,7 @@ export function buildSpans(marks: readonly Mark[], info: TraceInfo, context: Tra
   if (index !== undefined) root.attributes.push(["baton.step.index", index]);
   if (info.postFile !== undefined) root.attributes.push(["baton.post_file", info.postFile]);
   root.attributes.push(["baton.exit_code", exitCode]);
-  const signal = marks[lastIndex(marks, "signal")];
+  const signal = lastSignal();
   if (signal !== undefined && signal.fields.signal !== undefined) root.attributes.push(["baton.signal", String(signal.fields.signal)]);
   const outcome = marks[lastIndex(marks, "outcome")];
   if (typeof outcome?.fields.reason === "string") root.attributes.push(["baton.reason", outcome.fields.reason]);

@@ -365,6 +365,25 @@ for (const behaviour of ["refused", "silent", "slow", "garbage", "5xx", "endless
   });
 }
 
+test("as PID 1, a silent collector: the post file at once, the exit by the export's bound", { skip: !IS_ROOT && "needs root for a PID namespace" }, async () => {
+  const sink = await startSink("silent");
+  try {
+    const dir = tempDir();
+    const started = performance.now();
+    const step = startBaton(["--post-file", join(dir, "out"), "--", "true"], { pid1: true, env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_TIMEOUT: "1000" }) });
+    await fileAppears(join(dir, "out"));
+    const posted = performance.now();
+    const exit = await step.exited;
+    const took = performance.now() - started;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.match(exit.stderr, /^baton: traces not sent to .*: no answer within the export timeout\n$/);
+    assert.ok(took - (posted - started) >= 900, "it did wait for the collector, after the post file");
+    assert.ok(took < 1000 + SLACK_MS, `PID 1 exited ${Math.round(took)} ms after its start`);
+  } finally {
+    await sink.close();
+  }
+});
+
 test("no password, query or header value of the collector's reaches stderr", async () => {
   const sink = await startSink("5xx");
   try {
