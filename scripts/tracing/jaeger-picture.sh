@@ -45,7 +45,8 @@ if [ "${BATON_PICTURE_NETNS:-}" != 1 ]; then
     (cd "$src" && PATH=$node24:$PATH nice -n 19 npm ci --no-audit --no-fund --ignore-scripts &&
       cd packages/plexus && PATH=$node24:$PATH nice -n 19 npm run build &&
       cd ../jaeger-ui && PATH=$node24:$PATH NODE_ENV=production nice -n 19 npx vite build)
-    rm -rf "$ui" && cp -r "$src/packages/jaeger-ui/build" "$ui"
+    # Only the build is kept: the source and its node_modules are most of a gigabyte.
+    rm -rf "$ui" && cp -r "$src/packages/jaeger-ui/build" "$ui" && rm -rf "$src"
   fi
   # Node 24 (scripts/nodes) drives Chromium: its WebSocket is Node's own from 22 on.
   [ -x "$node24/node" ] || (cd "$repo" && npm ci --prefix scripts/nodes --no-audit --no-fund)
