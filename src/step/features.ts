@@ -22,7 +22,16 @@ export async function prepareFeatures(options: StepOptions, tekton: boolean, war
   // Tekton's entrypoint copies /tekton/creds into $HOME on every start, flags or not (an emptyDir in every step).
   const copy = tekton && hasEntries(`${options.tektonRoot}/creds`);
   if (options.when === undefined && !credentials && !copy) return () => {};
-  return (await loadTektonChunk()).prepareTektonFeatures(options, copy, warn);
+  if (!credentials && !copy) return (await loadTektonChunk()).prepareTektonFeatures(options, copy, warn);
+  // The credentials phase of a traced step (docs/tracing.md): their check here, their writing when the step calls back.
+  mark("credentials");
+  const setUp = (await loadTektonChunk()).prepareTektonFeatures(options, copy, warn);
+  mark("credentials-checked");
+  return () => {
+    mark("credentials");
+    setUp();
+    mark("credentials-written");
+  };
 }
 
 /**

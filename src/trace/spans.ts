@@ -79,7 +79,7 @@ type Find = (from: number, names: readonly string[]) => number;
 type At = (index: number, otherwise: number) => number;
 
 function stepPhases(marks: readonly Mark[], info: TraceInfo, child: Child, find: Find, at: At, end: number, origin: number, ids: SpanIds): void {
-  const first = find(0, ["waiting", "decide", "command", "hand-on"]);
+  const first = find(0, ["credentials", "waiting", "decide", "command", "hand-on"]);
   if (info.mode === "step") child("prepare", origin, at(first, end));
   let commands = 0;
   marks.forEach((mark, i) => {
@@ -90,6 +90,10 @@ function stepPhases(marks: readonly Mark[], info: TraceInfo, child: Child, find:
       const span = child("wait", mark.t, at(done, end), [["baton.wait.file", String(mark.fields.file)], ["baton.wait.result", result]]);
       if (result === "failed") span.error = `${String(mark.fields.file)}.err: the previous step failed`;
       if (result === "died") span.error = "the previous step's baton died before it handed on";
+    } else if (mark.event === "credentials") {
+      const done = find(i + 1, ["credentials-checked", "credentials-written", "hand-on", "outcome"]);
+      const span = child("credentials", mark.t, at(done, end), [["baton.credentials", done >= 0 && marks[done]!.event === "credentials-written" ? "written" : "checked"]]);
+      if (done >= 0 && marks[done]!.event !== "credentials-checked" && marks[done]!.event !== "credentials-written") span.error = "the credentials could not be set up";
     } else if (mark.event === "decide") {
       child("decide", mark.t, at(find(i + 1, ["command", "hand-on", "outcome"]), end));
     } else if (mark.event === "command") {

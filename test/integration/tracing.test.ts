@@ -163,6 +163,27 @@ test("Tekton's argument vectors: engine tekton, the step's index and name (from 
   assert.deepEqual(phases, ["prepare", "wait", "decide", "command", "hand-on"], "the $(steps...) substitution is the decide phase");
 });
 
+test("Tekton's credentials: their check and their writing are phases of the step", async () => {
+  const dir = tempDir();
+  const root = join(dir, "tekton");
+  mkdirSync(join(root, "creds-secrets", "sa"), { recursive: true });
+  mkdirSync(join(root, "creds"));
+  mkdirSync(join(dir, "home"));
+  writeFileSync(join(root, "creds-secrets", "sa", "username"), "foo");
+  writeFileSync(join(root, "creds-secrets", "sa", "password"), "BestEver");
+  writeFileSync(join(dir, "ready"), "READY");
+  const env = podEnv({ BATON_TEKTON_ROOT: root, HOME: join(dir, "home"), BATON_TRACES_DIR: join(dir, "traces") });
+  const exit = await runBaton(["-wait_file", join(dir, "ready"), "-post_file", join(root, "run/0/out"), "-termination_path", join(dir, "termination"),
+    "-step_metadata_dir", join(root, "run/0/status"), "-basic-git=sa=github.com", "-entrypoint", "true", "--"], { env });
+  assert.equal(exit.code, 0, exit.stderr);
+  const spans = readJsonSpans(readFileSync(join(dir, "traces", readdirSync(join(dir, "traces"))[0]!), "utf8"));
+  const root0 = byName(spans, "step")[0]!;
+  const phases = spans.filter((span) => span.parentSpanId === root0.spanId);
+  assert.deepEqual(phases.map((span) => span.name), ["prepare", "credentials", "credentials", "wait", "command", "hand-on"]);
+  assert.deepEqual(byName(spans, "credentials").map((span) => span.attributes["baton.credentials"]), ["checked", "written"]);
+  assert.ok(!readFileSync(join(dir, "traces", readdirSync(join(dir, "traces"))[0]!), "utf8").includes("BestEver"), "no secret in the spans");
+});
+
 test("one trace per pod without TRACEPARENT: two pods of the same name in namespaces of their own, two traces; one pod's steps, one", { skip: !IS_ROOT && "needs root for unshare" }, async () => {
   // Both pods live at once: a pod's namespace numbers are reused once it is gone (docs/tracing.md's limits), so two
   // pods one after the other could be given the same ones.
