@@ -9,7 +9,7 @@ SEA_TOOLS := scripts/sea/node_modules/.package-lock.json
 NODE_VERSIONS := 20 22 24
 TEST_NODES := scripts/nodes/node_modules/.package-lock.json
 node_bin = $(CURDIR)/scripts/nodes/node_modules/node-$(1)/bin
-SOURCES := $(shell find src -name '*.ts' 2>/dev/null) package.json scripts/build.mjs scripts/eager-functions.mjs
+SOURCES := $(shell find src -name '*.ts' 2>/dev/null) package.json scripts/build.mjs scripts/eager-functions.mjs scripts/bundle-guard.cjs scripts/bundle-layout.mjs
 # The reaper addon (orphans as PID 1) ships beside the bundle. Plain C against Node-API: Node's own headers live in
 # <prefix>/include/node next to <prefix>/bin/node; override with NODE_INCLUDE=... (npm's nodedir + /include/node).
 ADDON := dist/baton-reaper.node
@@ -137,7 +137,7 @@ $(SEA_TOOLS): scripts/sea/package.json scripts/sea/package-lock.json
 	npm ci --prefix scripts/sea --no-audit --no-fund
 	@touch $@
 
-$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c
+$(SEA): $(BUNDLE) $(ADDON) $(SEA_TOOLS) scripts/sea.mjs scripts/bundle-layout.mjs scripts/sea/run.mjs scripts/sea/launcher.c scripts/sea/argoexec.c
 	@command -v gcc >/dev/null && command -v strip >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || \
 	  { apt-get update -qq && apt-get install -y -qq gcc binutils libc6-dev; }
 	node scripts/sea.mjs

@@ -1,7 +1,7 @@
 // Bundles src/main.ts into dist/baton.cjs: one self-contained CommonJS file that runs on Node >= 20
 // with nothing beside it. CJS because it starts faster than an ESM bundle (README.md, Dependencies).
-// Code that only some steps run is built apart and appended to the bundle as a payload inside a trailing block
-// comment, which V8 skips without parsing (src/process/chunks.ts loads a chunk from it when a step needs it):
+// Code that only some steps run is built apart and appended to the bundle as a payload in trailing line comments,
+// which V8 skips without parsing (src/process/chunks.ts loads a chunk from it when a step needs it):
 //   baton-tekton.cjs  Tekton's credentials, $(steps...) substitution, when, debug breakpoints (src/tekton/chunk.ts)
 //   baton-cel.cjs     the CEL evaluator of a `when` (src/tekton/cel-entry.ts and @bufbuild/cel)
 //   baton-init.cjs    `baton init` and Tekton's subcommands (src/init/install.ts), run only by init containers
@@ -9,9 +9,20 @@
 //   baton-stack.cjs   an internal error's stack mapped to src/ with BATON_DEBUG=1 (src/process/source-stack.ts)
 //   baton-trace.cjs   the spans and their export, loaded only when tracing is on (src/trace/chunk.ts, docs/tracing.md)
 // Each is a mark line `@baton-chunk NAME SHA256 CRC32` (the loader checks the CRC-32, or the SHA-256 on a Node without
-// zlib.crc32) and the chunk compressed with brotli, in base64 on one line (base64 has no `*/`, so the comment cannot
-// end early). Compressed, because V8 keeps the whole file's text in memory, in every step.
-import { build } from "esbuild";
+// zlib.crc32) and the chunk compressed with brotli, in base64 on one line. Compressed, because V8 keeps the whole
+// file's text in memory, in every step.
+//
+// The file's shape, so that a copy cut short at any byte past its first line of code says so in one line instead of
+// Node's SyntaxError (docs/design.md#a-bundle-cut-short):
+//   #!/usr/bin/env node
+//   {...}                             the guard (scripts/bundle-guard.cjs, minified, on one line), the only code
+//   //LINE 2 ...                      the program as esbuild wrote it but for its `#!` line, every line behind `//`
+//   //baton-chunks                    the payload: `//@baton-chunk NAME SHA256 CRC32`, then `//BASE64`, per chunk
+//   //baton-end START LENGTH          the end mark: where the program's lines are (scripts/bundle-layout.mjs reads it)
+// The guard knows the file's size and its end mark (written into it here), checks both, and compiles the program with
+// its first line empty (where the `#!` line was), so that its lines and columns are those of baton.cjs.map.
+import { build, transform } from "esbuild";
+import { bundleLayout } from "./bundle-layout.mjs";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
@@ -45,8 +56,9 @@ const CHUNKS = [
   ["baton-stack.cjs", "src/process/source-stack.ts"],
   ["baton-trace.cjs", "src/trace/chunk.ts"],
 ];
-/** The line that opens the payload's comment; scripts/sea.mjs cuts the bundle there (it searches for this line). */
-const PAYLOAD_START = "/*baton-chunks\n";
+/** The line that opens the payload; scripts/sea.mjs cuts the bundle there (it searches for this line). */
+const PAYLOAD_START = "//baton-chunks\n";
+
 /** A chunk's import of a module the bundle has (src/process/chunks.ts answers it with the bundle's own instance). */
 const HOST_PREFIX = "baton-host:";
 
@@ -97,7 +109,7 @@ for (const [name, source] of chunks) {
       [constants.BROTLI_PARAM_SIZE_HINT]: source.length,
     },
   });
-  payload += `@baton-chunk ${name} ${digest}\n${compressed.toString("base64")}\n`;
+  payload += `//@baton-chunk ${name} ${digest}\n//${compressed.toString("base64")}\n`;
 }
 // V8 keeps the bundle's text for the life of every step (functions compile lazily, from it), in one byte per character
 // only while every character is Latin-1: one Greek mu made it two, +160 KiB of RssAnon in every waiting step. ASCII,
@@ -110,7 +122,7 @@ if (firstNonAscii >= 0) {
 }
 // write: false above, so nothing has made dist/ yet on a clean clone.
 mkdirSync("dist", { recursive: true });
-writeFileSync("dist/baton.cjs", Buffer.concat([code, Buffer.from(`${payload}*/\n`)]));
+writeFileSync("dist/baton.cjs", await guardedBundle(Buffer.from(code).toString("latin1"), payload), "latin1");
 writeFileSync("dist/baton.cjs.map", output(result.outputFiles, "baton.cjs.map"));
 for (const [name, , map] of chunks) writeFileSync(`dist/${name}.map`, map);
 chmodSync("dist/baton.cjs", 0o755); // a mode given to writeFileSync applies only when it creates the file
@@ -119,6 +131,44 @@ for (const [name] of CHUNKS) rmSync(`dist/${name}`, { force: true });
 if (process.argv.includes("--analyze")) {
   const { analyzeMetafile } = await import("esbuild");
   console.log(await analyzeMetafile(result.metafile));
+}
+
+/**
+ * The bundle as it is written: the `#!` line, the guard, the program's other lines in `//` comments, the payload, the
+ * end mark. The guard holds the file's size and the program's place in it, and its own length depends on theirs
+ * (esbuild writes numbers as short as it can): made again until nothing moves.
+ */
+async function guardedBundle(program, payload) {
+  if (program.includes("\r")) throw new Error("build.mjs: the bundle's code holds a carriage return, which would end its `//` comment");
+  const hashbang = program.slice(0, program.indexOf("\n") + 1);
+  if (hashbang !== "#!/usr/bin/env node\n" || !program.endsWith("\n")) throw new Error("build.mjs: esbuild's output does not start with the #! line or end with a newline");
+  // Every line of the program but the `#!` line behind `//`, each after its `\n`: the guard makes each `\n//` a `\n`
+  // again, which gives back the program with its first line empty.
+  const commented = `\n//${program.slice(hashbang.length, -1).replaceAll("\n", "\n//")}`;
+  const guardSource = readFileSync(new URL("./bundle-guard.cjs", import.meta.url), "utf8");
+  let guard = "";
+  let text = "";
+  for (let round = 0; round < 5; round++) {
+    // The end mark: a copy whose size is right but whose last line is not this (a preallocated file, zeros) is damaged.
+    const end = `//baton-end ${hashbang.length + guard.length} ${commented.length}\n`;
+    const size = hashbang.length + guard.length + commented.length + 1 + payload.length + end.length;
+    const define = {
+      BATON_SIZE: String(size),
+      BATON_PROGRAM_START: String(hashbang.length + guard.length),
+      BATON_PROGRAM_LENGTH: String(commented.length),
+      BATON_END: JSON.stringify(end),
+    };
+    // No template literals: esbuild would write a `\n` in one as a line break, and the guard must be one line.
+    const made = (await transform(guardSource, { minify: true, legalComments: "none", target: "node20", supported: { "template-literal": false }, define })).code.trimEnd();
+    text = `${hashbang}${made}${commented}\n${payload}${end}`;
+    if (made === guard) break;
+    guard = made;
+  }
+  const layout = bundleLayout(text);
+  if (!/^\{[^\n]*\}$/.test(guard) || Buffer.byteLength(text, "latin1") !== text.length || layout.program !== `\n${program.slice(hashbang.length, -1)}`) {
+    throw new Error("build.mjs: the guard did not settle into one block on one line before the program");
+  }
+  return text;
 }
 
 /** The contents of the output file NAME of a build. */

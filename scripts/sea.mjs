@@ -4,8 +4,8 @@
 //   baton                    static launcher (scripts/sea/launcher.c): execs lib/ld-linux-x86-64.so.2 on lib/baton-node
 //   argoexec                 static, for Argo's executor image (scripts/sea/argoexec.c, docs/argo.md): hands emissary
 //                            and kill to this folder's baton, everything else to Argo's own argoexec
-//   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA): its code
-//                            as the main script, its trailing payload of chunks (src/process/chunks.ts) as the asset
+//   lib/baton-node           Node 24 with dist/baton.cjs injected as a single executable application (SEA): its program
+//                            as the main script (without the bundle's guard), its payload of chunks (src/process/chunks.ts) as the asset
 //                            "baton-chunks", which only a step that needs a chunk reads
 //   lib/baton-reaper.node    the reaper addon (src/addon/addon.c), which src/addon/load-addon.ts looks for beside execPath
 //   lib/baton*.cjs.map       the source maps of the bundle and its chunks, for BATON_DEBUG=1 (src/process/source-stack.ts)
@@ -31,6 +31,7 @@
 //   --startup and --out exist to measure the variants; the default is what `make sea` ships.
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { bundleLayout } from "./bundle-layout.mjs";
 import { crossTarget } from "./sea/cross.mjs";
 import { run } from "./sea/run.mjs";
 
@@ -73,14 +74,18 @@ mkdirSync(join(staging, "lib"), { recursive: true });
 // come from, and how the arm64 Node runs here (under qemu-user).
 const target = arch === "x64" ? hostTarget() : crossTarget(arch, { root, work });
 
-// 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8). The
-// bundle is cut where its payload comment starts (scripts/build.mjs): V8 keeps the main script's text in memory, and
-// an asset is read only when asked for.
-const bundleText = readFileSync(bundle, "latin1");
-const payloadAt = bundleText.lastIndexOf("\n/*baton-chunks\n") + 1;
-if (payloadAt === 0) throw new Error(`sea.mjs: ${bundle} has no payload of chunks: run \`make build\``);
-writeFileSync(join(work, "baton.cjs"), bundleText.slice(0, payloadAt), "latin1");
-writeFileSync(join(work, "baton-chunks.txt"), bundleText.slice(payloadAt), "latin1");
+// 1. The SEA blob, made by the same Node that will run it (the code cache and the snapshot are tied to its V8). Its main
+// script is the bundle's program without the guard and the comments around it (scripts/bundle-layout.mjs): the
+// launcher checks that the executable is whole, and V8 keeps the main script's text in memory. The payload is an
+// asset, read only when asked for.
+let layout;
+try {
+  layout = bundleLayout(readFileSync(bundle, "latin1"));
+} catch (error) {
+  throw new Error(`sea.mjs: ${bundle}: ${error.message}: run \`make build\``);
+}
+writeFileSync(join(work, "baton.cjs"), layout.program, "latin1");
+writeFileSync(join(work, "baton-chunks.txt"), layout.payload, "latin1");
 const seaConfig = {
   main: join(work, "baton.cjs"),
   assets: { "baton-chunks": join(work, "baton-chunks.txt") },

@@ -4,7 +4,7 @@ import { hostModule } from "./host-modules.js";
 import { lazyBuiltin } from "../base/builtin.js";
 
 // Code that only some steps need is carried inside the bundle as a payload that V8 does not parse: scripts/build.mjs
-// appends a trailing block comment holding, per chunk, a mark line and the chunk compressed with brotli in base64.
+// appends trailing line comments holding, per chunk, a mark line and the chunk compressed with brotli in base64.
 // Every step reads and pre-parses dist/baton.cjs at start-up, and a feature's code inside it as code would cost every
 // step its pre-parse, while a comment is skipped at no measurable cost (measured: docs/design.md#start-up).
 // The standalone build carries the same comment as a SEA asset, since it has no JavaScript file of its own to read.
@@ -98,21 +98,21 @@ function chunkRequire(id: string): unknown {
 }
 
 /**
- * The chunk's JavaScript from the text of the payload: `\n@baton-chunk NAME SHA256 CRC32\nBASE64\n` (scripts/build.mjs).
+ * The chunk's JavaScript from the text of the payload: `\n//@baton-chunk NAME SHA256 CRC32\n//BASE64\n` (scripts/build.mjs).
  * The check against damage is the CRC-32, from node:zlib, which the decompression has loaded already: the SHA-256 would
  * load node:crypto (~8 M instructions, a fifth of what `baton emissary` adds to a plain step's start: docs/performance.md).
  * A Node without zlib.crc32 (before 20.15) checks the SHA-256.
  */
 function chunkSource(text: string, name: string): string {
   // The last mark: the payload follows all code, so a string in the code can never be taken for it.
-  const mark = text.lastIndexOf(`\n@baton-chunk ${name} `);
+  const mark = text.lastIndexOf(`\n//@baton-chunk ${name} `);
   const lineEnd = mark < 0 ? -1 : text.indexOf("\n", mark + 1);
   const dataEnd = lineEnd < 0 ? -1 : text.indexOf("\n", lineEnd + 1);
-  if (dataEnd < 0) throw new BatonError("its payload is not in the file");
+  if (dataEnd < 0 || !text.startsWith("//", lineEnd + 1)) throw new BatonError("its payload is not in the file");
   const [, , sha256, crc] = text.slice(mark + 1, lineEnd).split(" ");
   const zlib = lazyBuiltin<typeof import("node:zlib") & { crc32?: (data: Buffer) => number }>("node:zlib");
   // A bound on the output: a damaged stream must not claim gigabytes before the digest can refuse it.
-  const source = zlib.brotliDecompressSync(Buffer.from(text.slice(lineEnd + 1, dataEnd), "base64"), { maxOutputLength: 16 << 20 });
+  const source = zlib.brotliDecompressSync(Buffer.from(text.slice(lineEnd + 3, dataEnd), "base64"), { maxOutputLength: 16 << 20 });
   const intact = zlib.crc32 !== undefined
     ? zlib.crc32(source).toString(16).padStart(8, "0") === crc
     : lazyBuiltin<typeof import("node:crypto")>("node:crypto").createHash("sha256").update(source).digest("hex") === sha256;

@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { BATON, IS_ROOT, NO_STANDALONE, STANDALONE, fileAppears, handlersInstalled, join, readOr, runBaton, tempDir, waitFor } from "./helpers.js";
 import { argoPod, writeSignal } from "./argo-helpers.js";
+import { bundleLayout } from "../../scripts/bundle-layout.mjs";
 
 const capture = { ARGO_INCLUDE_SCRIPT_OUTPUT: "true" };
 
@@ -249,11 +250,11 @@ test("retries below 1 still run the command once (Argo runs nothing and reports 
 
 test("a plain step does not carry the emissary's code: it is in the Argo chunk, a payload the step never parses", () => {
   const bundle = readFileSync(BATON, "latin1");
-  const code = bundle.slice(0, bundle.indexOf("/*baton-chunks\n"));
+  const code = bundleLayout(bundle).program;
   const lines = bundle.split("\n");
-  const mark = lines.findIndex((line) => /^@baton-chunk baton-argo\.cjs [0-9a-f]{64} [0-9a-f]{8}$/.test(line));
+  const mark = lines.findIndex((line) => /^\/\/@baton-chunk baton-argo\.cjs [0-9a-f]{64} [0-9a-f]{8}$/.test(line));
   assert.ok(mark > 0, "the payload holds the Argo chunk");
-  const chunk = brotliDecompressSync(Buffer.from(lines[mark + 1]!, "base64")).toString("utf8");
+  const chunk = brotliDecompressSync(Buffer.from(lines[mark + 1]!.slice(2), "base64")).toString("utf8");
   // Words of the emissary's code (its offloaded arguments, its tar headers, its debug pause's message), each checked
   // to be in the chunk: a word the code no longer writes as one string would make the check below one that cannot fail.
   for (const word of ["argo_arg_", "PaxHeaders", "failed waiting for debug-pause-"]) {

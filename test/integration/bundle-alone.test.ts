@@ -1,6 +1,7 @@
 // dist/baton.cjs copied alone into an empty folder, as a user does to put it into an image: it carries its chunks
 // (Tekton's features, the CEL evaluator, `baton init`) inside itself (src/process/chunks.ts), so everything works with nothing
-// beside it; a damaged payload is one line and POST.err.
+// beside it; a damaged payload is one line and POST.err. Damage that changes the file's size is refused before anything
+// runs (its guard: test/integration/bundle-cut-short.test.ts), so each damage here keeps the size.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -14,13 +15,27 @@ function bundleAlone(text: string | Buffer = readFileSync(BATON)): string {
   return join(folder, "baton.cjs");
 }
 
-/** The bundle's text with the base64 line of one chunk changed by `damage`. */
-function damaged(name: string, damage: (line: string) => string): string {
+/**
+ * The bundle's text with the base64 of one chunk (its line without the `//`) changed by `damage`, then padded with `=`
+ * (where Node's base64 decoding stops) to its length: the file keeps its size.
+ */
+function damaged(name: string, damage: (base64: string) => string): string {
   const lines = readFileSync(BATON, "latin1").split("\n");
-  const mark = lines.findIndex((line) => line.startsWith(`@baton-chunk ${name} `));
+  const mark = lines.findIndex((line) => line.startsWith(`//@baton-chunk ${name} `));
   assert.notEqual(mark, -1, `${name} in the bundle's payload`);
-  lines[mark + 1] = damage(lines[mark + 1]!);
+  const base64 = lines[mark + 1]!.slice(2);
+  const changed = damage(base64);
+  assert.ok(changed.length <= base64.length);
+  lines[mark + 1] = `//${changed.padEnd(base64.length, "=")}`;
   return lines.join("\n");
+}
+
+/** The bundle's text with the mark of the chunk NAME naming another (same length): its payload cannot be found. */
+function markRenamed(name: string): string {
+  const text = readFileSync(BATON, "latin1");
+  const mark = `\n//@baton-chunk ${name} `;
+  assert.ok(text.includes(mark));
+  return text.replace(mark, `\n//@baton-chunk ${name.slice(0, -1)}x `);
 }
 
 test("the bundle alone: baton init DEST, then DEST runs a step, a CEL when (true and false) and Tekton credentials, as PID 1", async () => {
@@ -63,12 +78,6 @@ test("the bundle alone: baton init DEST, then DEST runs a step, a CEL when (true
   assert.equal(readFileSync(join(root, "creds/.git-credentials"), "utf8"), "//foo:BestEver@github.com\n");
 });
 
-/** The bundle's code without its payload comment. */
-function withoutPayload(): string {
-  const text = readFileSync(BATON, "latin1");
-  return text.slice(0, text.lastIndexOf("\n/*baton-chunks\n") + 1);
-}
-
 const flip = (at: number) => (line: string) => line.slice(0, at) + (line[at] === "A" ? "B" : "A") + line.slice(at + 1);
 
 for (const [what, name, text] of [
@@ -76,8 +85,8 @@ for (const [what, name, text] of [
   ["a cut line", "baton-cel.cjs", () => damaged("baton-cel.cjs", (line) => line.slice(0, line.length >> 1))],
   ["an empty line", "baton-cel.cjs", () => damaged("baton-cel.cjs", () => "")],
   // What the digest catches: a payload that decompresses, but to other code (here: the init chunk under the CEL mark).
-  ["another chunk's text", "baton-cel.cjs", () => damaged("baton-cel.cjs", () => readFileSync(BATON, "latin1").split("\n").find((_, i, all) => all[i - 1]?.startsWith("@baton-chunk baton-init.cjs "))!)],
-  ["no payload at all", "baton-tekton.cjs", withoutPayload],
+  ["another chunk's text", "baton-cel.cjs", () => damaged("baton-cel.cjs", () => readFileSync(BATON, "latin1").split("\n").find((_, i, all) => all[i - 1]?.startsWith("//@baton-chunk baton-init.cjs "))!.slice(2))],
+  ["a mark that names no chunk", "baton-tekton.cjs", () => markRenamed("baton-tekton.cjs")],
   ["a changed character in the Tekton chunk", "baton-tekton.cjs", () => damaged("baton-tekton.cjs", flip(100))],
 ] as const) {
   test(`a damaged payload (${what}): a step that needs it fails with one line and POST.err; a plain step runs`, async () => {
@@ -90,7 +99,7 @@ for (const [what, name, text] of [
     });
     assert.equal(exit.code, 1);
     assert.equal(exit.stdout, "");
-    const problem = ({ "no payload at all": "its payload is not in the file", "another chunk's text": "its payload is damaged" } as Record<string, string>)[what] ?? "[^\\n]+";
+    const problem = ({ "a mark that names no chunk": "its payload is not in the file", "another chunk's text": "its payload is damaged" } as Record<string, string>)[what] ?? "[^\\n]+";
     // Alone, the bundle has no addon beside it: the liveness lock, taken as the step starts, is skipped with one line.
     const noLock = "(?:baton: cannot hold the liveness lock [^\\n]+\\n)?";
     assert.match(exit.stderr, new RegExp(`^${noLock}baton: cannot load ${name.replace(".", "\\.")} from ${bundle}: ${problem}: baton is not installed whole\\n$`));

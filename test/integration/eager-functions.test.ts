@@ -1,7 +1,8 @@
 // The functions that scripts/eager-functions.mjs lists are compiled with the bundle, at start-up, never at their first
 // call on the wake-up or hand-on path (docs/design.md#eager-functions). V8's own log of a step's compiles
 // (--log-function-events) says which functions it compiled lazily: each lazy compile is a `parse-function` at the
-// function's offset in the bundle, which the bundle's source map turns into a line of src/.
+// function's offset in the bundle's program (which its guard compiles: scripts/bundle-guard.cjs), which the bundle's
+// source map turns into a line of src/.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { SourceMap } from "node:module";
 import { relative, resolve } from "node:path";
 import { EAGER_FUNCTIONS, eagerFunctionsIn } from "../../scripts/eager-functions.mjs";
 import { BATON, cleanEnv, eventSeen, join, startBaton, tempDir } from "./helpers.js";
+import { bundleLayout } from "../../scripts/bundle-layout.mjs";
 
 const SRC = resolve(import.meta.dirname, "../../src");
 
@@ -26,14 +28,15 @@ function eagerDeclarations(): Set<string> {
   return new Set([...EAGER_FUNCTIONS].flatMap(([file, names]) => linesOf(relative("src", file), names)));
 }
 
-/** V8's function events on the bundle's script, each with the line of src/ it maps to and its own line in the log. */
+/** V8's function events on the bundle's program, each with the line of src/ it maps to and its own line in the log. */
 function bundleFunctionEvents(log: string): { event: string; at: string; line: number }[] {
-  const text = readFileSync(BATON, "latin1");
+  const text = bundleLayout(readFileSync(BATON, "latin1")).program;
   const map = new SourceMap(JSON.parse(readFileSync(`${BATON}.map`, "utf8")));
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
   const lines = log.split("\n").map((line) => line.split(","));
-  const script = lines.find((f) => f[0] === "script-details" && f[2] === BATON)?.[1];
+  // Two scripts have the bundle's name: the guard (the file as Node read it), then the program it compiles.
+  const script = lines.findLast((f) => f[0] === "script-details" && f[2] === BATON)?.[1];
   assert.ok(script, `V8's log names no script ${BATON}`);
   const events: { event: string; at: string; line: number }[] = [];
   lines.forEach(([kind, event, id, start], logLine) => {

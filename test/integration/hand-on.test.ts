@@ -180,7 +180,7 @@ test("found: -breakpoint_on_failure when the Tekton chunk cannot load: POST.err 
   const partial = join(dir, "baton");
   mkdirSync(partial);
   const lines = readFileSync(BATON, "latin1").split("\n");
-  const data = lines.findIndex((line) => line.startsWith("@baton-chunk baton-tekton.cjs ")) + 1;
+  const data = lines.findIndex((line) => line.startsWith("//@baton-chunk baton-tekton.cjs ")) + 1;
   assert.notEqual(data, 0);
   lines[data] = lines[data]!.slice(0, 100) + (lines[data]![100] === "A" ? "B" : "A") + lines[data]!.slice(101);
   writeFileSync(join(partial, "baton.cjs"), lines.join("\n"), "latin1");

@@ -213,7 +213,7 @@ test("a step that waits loads the Tekton and CEL chunks during the wait: its bun
   await waitFor(() => (bytesRead(step.child.pid!) > bytesRead(plain.child.pid!) + size * 1.5 ? true : undefined), "the chunks to load during the wait");
   // The bundle replaced by one without a payload: only what was loaded during the wait can decide the `when`.
   const text = readFileSync(join(copy, "baton.cjs"), "latin1");
-  writeFileSync(join(copy, "cut.cjs"), text.slice(0, text.lastIndexOf("/*baton-chunks")), "latin1");
+  writeFileSync(join(copy, "cut.cjs"), text.slice(0, text.lastIndexOf("//baton-chunks")), "latin1");
   renameSync(join(copy, "cut.cjs"), join(copy, "baton.cjs"));
   mkdirSync(join(root, "run/0"), { recursive: true });
   writeFileSync(join(root, "run/0/out"), "");
