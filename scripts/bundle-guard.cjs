@@ -39,6 +39,8 @@
             }
             length += text.copy(text, length, from);
             program = text.toString("latin1", 0, length);
+            // Its 80 KB go back now (Node 22 and 24 had them until a collection that a waiting step may never make).
+            text.buffer.transfer?.(0);
           }
         }
       }
