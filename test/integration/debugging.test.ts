@@ -45,6 +45,11 @@ test("an internal error is one line; with BATON_DEBUG=1 its stack follows, frame
   // The chunk's frame (it runs from the bundle's payload, BUNDLE#baton-tekton.cjs) and the bundle's own.
   assert.match(frames[1]!, /^ {4}at .* \(src\/tekton\/step-features\.ts:\d+:\d+\)$/, exit.stderr);
   assert.match(frames[2]!, /^ {4}at .* \(src\/step\/features\.ts:\d+:\d+\)$/, exit.stderr);
+  // To the very line and column of the call: the bundle's program is compiled by its guard out of line comments
+  // (scripts/bundle-guard.cjs), and an offset it got wrong would still name src/ files, but other places in them.
+  const source = readFileSync(new URL("../../src/step/features.ts", import.meta.url), "utf8").split("\n");
+  const call = source.findIndex((text) => text.includes(".decideTektonCommand(options, signal)"));
+  assert.ok(frames[2]!.endsWith(`(src/step/features.ts:${call + 1}:${source[call]!.indexOf("decideTektonCommand") + 1})`), frames[2]);
   assert.ok(frames.some((frame) => /\(src\/step\/run-step\.ts:\d+:\d+\)$/.test(frame)), exit.stderr);
   assert.doesNotMatch(exit.stderr, /baton\.cjs/, "every frame of baton's is mapped");
   assert.equal(readJson(`${debug.post}.err`).exitCode, 1, "the step still hands on");
