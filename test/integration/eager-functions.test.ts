@@ -36,7 +36,7 @@ function bundleFunctionEvents(log: string): { event: string; at: string; line: n
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
   const lines = log.split("\n").map((line) => line.split(","));
   // Two scripts have the bundle's name: the guard (the file as Node read it), then the program it compiles.
-  const script = lines.findLast((f) => f[0] === "script-details" && f[2] === BATON)?.[1];
+  const script = lines.filter((f) => f[0] === "script-details" && f[2] === BATON).at(-1)?.[1];
   assert.ok(script, `V8's log names no script ${BATON}`);
   const events: { event: string; at: string; line: number }[] = [];
   lines.forEach(([kind, event, id, start], logLine) => {
