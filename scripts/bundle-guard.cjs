@@ -29,16 +29,9 @@
           const text = Buffer.allocUnsafe(BATON_PROGRAM_LENGTH);
           if (fs.readSync(fd, text, 0, text.length, BATON_PROGRAM_START) !== text.length) problem = "cannot be read whole";
           else {
-            // Every `\n//` made `\n`, in place, then one string: a copy of the program is all that stays (each
-            // string more would be 80 KB of every step's heap until a collection).
-            let length = 0;
-            let from = 0;
-            for (let at = text.indexOf("\n//"); at >= 0; at = text.indexOf("\n//", from)) {
-              length += text.copy(text, length, from, at + 1);
-              from = at + 3;
-            }
-            length += text.copy(text, length, from);
-            program = text.toString("latin1", 0, length);
+            // replaceAll, V8's own: a loop of Buffer calls that stripped in place (one string less, 80 KB of garbage)
+            // cost every step 1-1.7 M instructions more, the first calls of Node's Buffer code (callgrind).
+            program = text.toString("latin1").replaceAll("\n//", "\n");
             // Its 80 KB go back now (Node 22 and 24 had them until a collection that a waiting step may never make).
             text.buffer.transfer?.(0);
           }
