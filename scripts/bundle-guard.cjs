@@ -29,8 +29,9 @@
           const text = Buffer.allocUnsafe(BATON_PROGRAM_LENGTH);
           if (fs.readSync(fd, text, 0, text.length, BATON_PROGRAM_START) !== text.length) problem = "cannot be read whole";
           else {
-            // replaceAll, V8's own: a loop of Buffer calls that stripped in place (one string less, 80 KB of garbage)
-            // cost every step 1-1.7 M instructions more, the first calls of Node's Buffer code (callgrind).
+            // replaceAll, V8's own: a loop of Buffer calls that stripped in place (one string less) cost every step
+            // more instructions, the first calls of Node's Buffer code (docs/performance.md, "The guard of a bundle cut
+            // short").
             program = text.toString("latin1").replaceAll("\n//", "\n");
             // Its 80 KB go back now (Node 22 and 24 had them until a collection that a waiting step may never make).
             text.buffer.transfer?.(0);
