@@ -2,8 +2,13 @@
 // the start path when it is off. Nothing else of tracing is in the bundle's start path: the spans, the encoders and the
 // export are the trace chunk (src/trace/chunk.ts), loaded only when this says yes.
 
-/** On when OTEL_SDK_DISABLED is not true, OTEL_TRACES_EXPORTER is not none, and an OTLP endpoint, `otlp` or BATON_TRACES_DIR is given. */
+/**
+ * On when OTEL_SDK_DISABLED is not true, OTEL_TRACES_EXPORTER is not none, and an OTLP endpoint, `otlp` or
+ * BATON_TRACES_DIR is given; BATON_TRACES=off keeps it off whatever the OTEL variables say, which a pod may set for its
+ * commands' own SDKs (a gRPC endpoint, which baton does not speak, would cost every step a line).
+ */
 export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
+  if (env.BATON_TRACES?.trim().toLowerCase() === "off") return false;
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return false;
   const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
   if (exporter === "none") return false;

@@ -481,6 +481,8 @@ test("tracing off loads nothing of it: the trace chunk is not compiled; on, it i
   assert.ok(!off.some((script) => script.endsWith("#baton-trace.cjs")), off.join(", "));
   assert.ok(!off.includes("node:zlib"), "no chunk was even decompressed");
   const plain = await scriptsCompiled(podEnv());
+  const kept = await scriptsCompiled(podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", BATON_TRACES: "off" }));
+  assert.ok(!kept.some((script) => script.endsWith("#baton-trace.cjs")), "BATON_TRACES=off");
   assert.ok(!plain.some((script) => script.endsWith("#baton-trace.cjs")));
   const on = await scriptsCompiled(podEnv({ BATON_TRACES_DIR: tempDir() }));
   assert.ok(on.some((script) => script.endsWith("#baton-trace.cjs")), on.join(", "));

@@ -45,6 +45,8 @@ test("what turns tracing on, and what keeps it off", () => {
   assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "TRUE" }), false);
   assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" }), false);
   assert.equal(tracingWanted({ OTEL_TRACES_EXPORTER: "console" }), false);
+  assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", BATON_TRACES_DIR: "/t", BATON_TRACES: "OFF" }), false);
+  assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", BATON_TRACES: "on" }), true);
 });
 
 test("the endpoint, the protocol and the timeout", () => {
