@@ -54,7 +54,7 @@ const HAND_ON_PATH = {
   "src/step/start-step-command.ts": ["copied"],
   "src/step/stop-conditions.ts": ["stoppedFor", "clear"],
   "src/trace/load.ts": ["tracing"],
-  "src/trace/marks.ts": ["mark"],
+  "src/base/trace-marks.ts": ["mark"],
 };
 
 /** Each file of src/ (its path from the repository's root) -> the names of its eager functions. */

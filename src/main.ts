@@ -18,7 +18,7 @@ import { reserveDescriptor } from "./base/spare-descriptor.js";
 import { warn } from "./base/warn.js";
 import { exitBaton } from "./process/exit.js";
 import { describeTrace, finishTracing, startTracing, tracing } from "./trace/load.js";
-import { exportTimeoutMs } from "./trace/switch.js";
+import { exportTimeoutMs } from "./base/trace-switch.js";
 
 
 async function main(argv: string[]): Promise<number> {
@@ -67,7 +67,7 @@ async function installMode(name: string, args: string[]): Promise<number> {
 async function stepMode(argv: string[], tekton: boolean): Promise<number> {
   let options: StepOptions;
   let setUp: () => void;
-  // Nothing unless this baton traces (src/trace/switch.ts); then a failure from here on is a span too.
+  // Nothing unless this baton traces (src/base/trace-switch.ts); then a failure from here on is a span too.
   describeTrace({ mode: "step", engine: tekton ? "tekton" : "plain" });
   try {
     // Tekton's entrypoint starts the command with Go's exec, which runs no file under /bin/sh (start-process.ts).

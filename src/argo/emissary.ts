@@ -20,7 +20,7 @@ import { SignalRouter, StoppedBy, type SignalHub } from "./signal-router.js";
 import { mainContainerNames, parseTemplate, type Template } from "./template.js";
 import { waitForMarker } from "./wait-marker.js";
 import { describeTrace, startTracing, traceCommand } from "../trace/load.js";
-import { mark } from "../trace/marks.js";
+import { mark } from "../base/trace-marks.js";
 
 // `baton emissary`: what Argo's `argoexec emissary` does for one container of a workflow pod
 // (cmd/argoexec/commands/emissary.go runEmissary), in its order: the ctr/NAME/ folder, the args file, the template,

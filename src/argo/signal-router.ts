@@ -1,4 +1,4 @@
-import { mark } from "../trace/marks.js";
+import { mark } from "../base/trace-marks.js";
 import { constants } from "node:os";
 import type { RunningCommand } from "../run/run-command.js";
 

@@ -1,6 +1,6 @@
 import { constants, fstatSync, openSync, writeSync } from "node:fs";
 import { monotonicMs } from "./clock.js";
-import { mark } from "../trace/marks.js";
+import { mark } from "./trace-marks.js";
 
 // baton's own lines ("baton: ...") go straight to descriptor 2 with write(2), never through process.stderr: creating
 // that stream makes a pipe non-blocking (Node opens pipes with O_NONBLOCK), and the command, which shares the open

@@ -2,7 +2,7 @@ import { writeSync } from "node:fs";
 import { basename } from "node:path";
 import { openForAppend } from "../base/safe-files.js";
 import { writeStderr } from "../base/warn.js";
-import { mark } from "../trace/marks.js";
+import { mark } from "../base/trace-marks.js";
 
 // baton's lifecycle as JSON lines, for the demo's timeline and for operators. Off unless BATON_EVENTS (or --events)
 // names a file or "stderr", so a step's log stays the user's. One write per line, with O_APPEND, so the lines of

@@ -4,7 +4,7 @@ import type { StepOptions } from "../cli/step-options.js";
 import { READ_LIMIT, readTextBounded } from "../base/safe-files.js";
 import { loadTektonChunk } from "../tekton/load.js";
 import type { CommandDecision } from "../tekton/step-features.js";
-import { mark } from "../trace/marks.js";
+import { mark } from "../base/trace-marks.js";
 
 // Whether a step uses Tekton's features that act around its command (src/tekton/step-features.ts: credentials before
 // the wait, $(steps...) substitution and `when` before the command). Only then is their code loaded, from

@@ -3,7 +3,7 @@ import { describeSystemError } from "../base/errors.js";
 import { releaseLivenessLock } from "../handoff/liveness-lock.js";
 import { releaseDescriptor } from "../base/spare-descriptor.js";
 import { emit } from "../report/events.js";
-import { mark } from "../trace/marks.js";
+import { mark } from "../base/trace-marks.js";
 import { stepAside } from "../process/step-aside.js";
 import { writeEmptyErrorPostFile, writePostFile } from "../handoff/post-file.js";
 import { writeExitCodeFile } from "../report/step-metadata.js";

@@ -1,4 +1,4 @@
-import { DEFAULT_EXPORT_TIMEOUT_MS, exportTimeoutMs } from "./switch.js";
+import { DEFAULT_EXPORT_TIMEOUT_MS, exportTimeoutMs } from "../base/trace-switch.js";
 
 // How the spans are exported, from the standard OpenTelemetry variables (docs/tracing.md): where (OTLP over HTTP, the
 // file form), how (protobuf or JSON), with which headers and resource, and for how long at most. Each bad value is one
@@ -67,7 +67,7 @@ function tracesEndpoint(env: NodeJS.ProcessEnv): { url: string; name: string } {
   return { url: DEFAULT_ENDPOINT, name: "the default endpoint" };
 }
 
-/** The export's bound (switch.ts), and one line when the variable says no number. */
+/** The export's bound (src/base/trace-switch.ts), and one line when the variable says no number. */
 function timeout(env: NodeJS.ProcessEnv, warn: (message: string) => void): number {
   const name = env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT";
   const value = env[name]?.trim();

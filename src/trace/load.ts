@@ -1,30 +1,12 @@
 import { loadChunk } from "../process/chunks.js";
-import { marks } from "./marks.js";
+import { marks } from "../base/trace-marks.js";
+import type { TraceChunk, TraceInfo } from "./trace-info.js";
 
 // The main bundle's side of tracing: what each mode tells about itself, the command's TRACEPARENT, and the export at
-// exit, each a no-op when this baton does not trace (src/trace/switch.ts). The work is in the trace chunk
+// exit, each a no-op when this baton does not trace (src/base/trace-switch.ts). The work is in the trace chunk
 // (src/trace/chunk.ts, src/process/chunks.ts), loaded by the first of these that a traced baton calls.
 
-/** What a mode knows that the spans should say (docs/tracing.md "Spans"). */
-export interface TraceInfo {
-  mode: "step" | "sidecar" | "emissary";
-  engine: "tekton" | "argo" | "plain";
-  name?: string | undefined;
-  postFile?: string | undefined;
-  stepMetadataDir?: string | undefined;
-  tektonRoot?: string | undefined;
-  containerName?: string | undefined;
-}
-
-/** What the trace chunk provides: its entry, src/trace/chunk.ts, must satisfy this. */
-export interface TraceChunk {
-  /** Reads the context (TRACEPARENT, or the pod's), once. */
-  begin(info: TraceInfo, env: NodeJS.ProcessEnv): void;
-  /** The TRACEPARENT of the command about to start (undefined: leave the environment as it is). */
-  commandTraceparent(): string | undefined;
-  /** Builds the spans from the marks and sends them; resolves when done or failed, never rejects. */
-  finish(exitCode: number, warn: (message: string) => void, deadline: number): Promise<void>;
-}
+export type { TraceChunk, TraceInfo };
 
 let chunk: TraceChunk | undefined;
 let info: TraceInfo | undefined;

@@ -1,5 +1,5 @@
-import { lastSignal, type Mark } from "./marks.js";
-import type { TraceInfo } from "./load.js";
+import { lastSignal, type Mark } from "../base/trace-marks.js";
+import type { TraceInfo } from "./trace-info.js";
 import type { TraceContext } from "./context.js";
 import { randomId } from "./context.js";
 

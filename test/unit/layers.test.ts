@@ -13,6 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["tekton"],
   ["run", "report"],
   ["handoff"],
+  ["trace"],
   ["cli"],
   ["process"],
   ["addon"],

@@ -1,10 +1,10 @@
 // W3C Trace Context's TRACEPARENT as src/trace/context.ts reads it, and the OpenTelemetry variables as
-// src/trace/config.ts and switch.ts read them (docs/tracing.md).
+// src/trace/config.ts and src/base/trace-switch.ts read them (docs/tracing.md).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseTraceparent, podTraceId, traceContext } from "../../src/trace/context.js";
 import { exportConfig, headers, resourceAttributes } from "../../src/trace/config.js";
-import { exportTimeoutMs, tracingWanted } from "../../src/trace/switch.js";
+import { exportTimeoutMs, tracingWanted } from "../../src/base/trace-switch.js";
 
 const VALID = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 

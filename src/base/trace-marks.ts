@@ -1,4 +1,4 @@
-import { tracingWanted } from "./switch.js";
+import { tracingWanted } from "./trace-switch.js";
 
 // The moments a trace is made of, kept in memory while baton runs and turned into spans as it exits
 // (src/trace/spans.ts). The same moments as the lifecycle events (src/report/events.ts, which records each event here
