@@ -405,6 +405,32 @@ test("as PID 1, a silent collector: the post file at once, the exit by the expor
   }
 });
 
+test("a collector whose name never resolves (DNS silent, a 30 s lookup): the exit by the bound all the same", { skip: !IS_ROOT && "needs root for namespaces" }, async () => {
+  const dir = tempDir();
+  const log = join(dir, "dns.log");
+  // Kubernetes' resolv.conf with a long timeout, and a DNS server that drops every query (it never gets dns-ready).
+  writeFileSync(join(dir, "resolv.conf"), "nameserver 127.0.0.1\nsearch ns.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5 timeout:30 attempts:1\n");
+  const setUp = [
+    "ip link set lo up",
+    `mount --bind ${dir}/resolv.conf /etc/resolv.conf`,
+    `${process.execPath} ${import.meta.dirname}/fake-dns.mjs ${dir}/dns-ready ${dir}/dns-listening ${log} </dev/null >/dev/null 2>&1 &`,
+    `while [ ! -e ${dir}/dns-listening ]; do sleep 0.02; done`,
+    'exec "$@"',
+  ].join("\n");
+  const started = performance.now();
+  const step = startBaton(["--post-file", join(dir, "out"), "--", "true"], {
+    env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector.test:4318", OTEL_EXPORTER_OTLP_TIMEOUT: "1000" }),
+    prefix: ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", setUp, "sh"],
+  });
+  const exit = await step.exited;
+  const took = performance.now() - started;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(JSON.parse(readFileSync(join(dir, "out"), "utf8")).reason, "Completed");
+  assert.match(readOr(log, ""), /^drop collector\.test/m, "the lookup was under way");
+  assert.match(exit.stderr, /^baton: traces not sent to http:\/\/collector\.test:4318\/v1\/traces: no answer within the export timeout\n$/);
+  assert.ok(took < 1000 + SLACK_MS, `baton exited ${Math.round(took)} ms after its start, its lookup holding a thread for 30 s`);
+});
+
 test("no password, query or header value of the collector's reaches stderr", async () => {
   const sink = await startSink("5xx");
   try {
