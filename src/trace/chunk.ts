@@ -60,7 +60,7 @@ async function finish(exitCode: number, warn: (message: string) => void, deadlin
   }
   if (config.url !== undefined) {
     const body = config.json ? Buffer.from(encodeRequestJson(resource, SCOPE, spans)) : encodeRequestProto(resource, SCOPE, spans);
-    const line = await sendHttp(config.url, body, config.json, config.headers, deadline);
+    const line = await sendHttp(config.url, body, config.json, config.headers, deadline, config.ca);
     if (line !== undefined) warn(line);
   }
 }

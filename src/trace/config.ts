@@ -1,4 +1,6 @@
 import { DEFAULT_EXPORT_TIMEOUT_MS, exportTimeoutMs } from "../base/trace-switch.js";
+import { readBounded } from "../base/safe-files.js";
+import { describeSystemError } from "../base/errors.js";
 
 // How the spans are exported, from the standard OpenTelemetry variables (docs/tracing.md): where (OTLP over HTTP, the
 // file form), how (protobuf or JSON), with which headers and resource, and for how long at most. Each bad value is one
@@ -9,6 +11,8 @@ export interface ExportConfig {
   url?: URL;
   json: boolean;
   headers: Record<string, string>;
+  /** OTEL_EXPORTER_OTLP_CERTIFICATE's PEM: the certificates an https collector's is checked against, in place of Node's. */
+  ca?: string;
   /** The whole export's bound, in ms. */
   timeoutMs: number;
   /** BATON_TRACES_DIR: the file form's folder. */
@@ -19,6 +23,7 @@ export interface ExportConfig {
 }
 
 const DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces";
+const CERTIFICATE_LIMIT = 1 << 20;
 /** A header value larger than this is dropped: no collector needs it, and it would be sent with every export. */
 export const MAX_HEADER_BYTES = 8192;
 
@@ -53,6 +58,18 @@ export function exportConfig(env: NodeJS.ProcessEnv, warn: (message: string) => 
     return config;
   }
   config.url = url;
+  const certificateName = env.OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE ? "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE" : "OTEL_EXPORTER_OTLP_CERTIFICATE";
+  const certificate = env.OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE || env.OTEL_EXPORTER_OTLP_CERTIFICATE;
+  if (certificate && url.protocol === "https:") {
+    try {
+      // A Secret's file, mounted through Kubernetes' ..data links: followed. Bounded: a certificate file is a few KB.
+      config.ca = readBounded(certificate, CERTIFICATE_LIMIT, { followSymlink: true }).toString("latin1");
+    } catch (error) {
+      warn(`${certificateName}: cannot read ${certificate}: ${describeSystemError(error)}: no traces sent over HTTP`);
+      delete config.url;
+      return config;
+    }
+  }
   config.headers = { ...headers(env.OTEL_EXPORTER_OTLP_HEADERS, "OTEL_EXPORTER_OTLP_HEADERS", warn), ...headers(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", warn) };
   return config;
 }

@@ -8,7 +8,7 @@ import { lazyBuiltin } from "../base/builtin.js";
 
 const SHOWN_MAX = 200;
 
-export function sendHttp(url: URL, body: Uint8Array, json: boolean, headers: Record<string, string>, deadline: number): Promise<string | undefined> {
+export function sendHttp(url: URL, body: Uint8Array, json: boolean, headers: Record<string, string>, deadline: number, ca?: string): Promise<string | undefined> {
   const full = `${url.protocol}//${url.username || url.password ? "xxxxx@" : ""}${url.host}${url.pathname}`;
   // A line, not a page: an endpoint of any length is shown by its first SHOWN_MAX characters.
   const shown = full.length > SHOWN_MAX ? `${full.slice(0, SHOWN_MAX)}...` : full;
@@ -31,6 +31,7 @@ export function sendHttp(url: URL, body: Uint8Array, json: boolean, headers: Rec
         headers: { ...headers, "content-type": json ? "application/json" : "application/x-protobuf", "content-length": String(body.length) },
         // No connection kept for later: baton exits after this one request.
         agent: false,
+        ...(ca !== undefined ? { ca } : {}),
       });
       request.on("response", (response) => {
         const status = response.statusCode ?? 0;

@@ -3,6 +3,8 @@
 // wins, a hostile collector changes nothing of the steps and holds baton a bounded time, secrets stay out of the logs,
 // and with tracing off the trace chunk is not even loaded.
 import { test } from "node:test";
+import { execFileSync } from "node:child_process";
+import { createServer as createHttpsServer } from "node:https";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { BATON, cleanEnv, existsSync, fileAppears, IS_ROOT, join, NO_STANDALONE, readOr, runBaton, shellWaitFor, STANDALONE, startBaton, tempDir, waitFor } from "./helpers.js";
@@ -429,6 +431,44 @@ test("a collector whose name never resolves (DNS silent, a 30 s lookup): the exi
   assert.match(readOr(log, ""), /^drop collector\.test/m, "the lookup was under way");
   assert.match(exit.stderr, /^baton: traces not sent to http:\/\/collector\.test:4318\/v1\/traces: no answer within the export timeout\n$/);
   assert.ok(took < 1000 + SLACK_MS, `baton exited ${Math.round(took)} ms after its start, its lookup holding a thread for 30 s`);
+});
+
+test("an https collector: its certificate checked (self-signed: one line, the step as without), trusted through OTEL_EXPORTER_OTLP_CERTIFICATE (bundle, standalone) or NODE_EXTRA_CA_CERTS (bundle)", async () => {
+  const dir = tempDir();
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+  const received: string[] = [];
+  const server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (request, response) => {
+    request.resume();
+    request.on("end", () => {
+      received.push(request.url ?? "");
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const endpoint = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const untrusted = await runBaton(["--post-file", join(dir, "out1"), "--", "true"], { env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }) });
+    assert.equal(untrusted.code, 0, untrusted.stderr);
+    assert.match(untrusted.stderr, /^baton: traces not sent to https:\/\/127\.0\.0\.1:\d+\/v1\/traces: DEPTH_ZERO_SELF_SIGNED_CERT\n$/);
+    assert.equal(received.length, 0);
+    const trusted = await runBaton(["--post-file", join(dir, "out2"), "--", "true"], { env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, NODE_EXTRA_CA_CERTS: join(dir, "cert.pem") }) });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.equal(trusted.stderr, "");
+    assert.deepEqual(received, ["/v1/traces"]);
+    for (const baton of [undefined, NO_STANDALONE ? undefined : [STANDALONE]]) {
+      const exit = await runBaton(["--post-file", join(dir, "out3"), "--", "true"], { env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_CERTIFICATE: join(dir, "cert.pem") }), ...(baton ? { baton } : {}) });
+      assert.equal(exit.code, 0, exit.stderr);
+      assert.equal(exit.stderr, "");
+    }
+    assert.equal(received.length, NO_STANDALONE ? 2 : 3);
+    const missing = await runBaton(["--post-file", join(dir, "out4"), "--", "true"], { env: podEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: join(dir, "nope.pem") }) });
+    assert.equal(missing.code, 0);
+    assert.match(missing.stderr, /^baton: OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read .*nope\.pem: .*ENOENT.*: no traces sent over HTTP\n$/);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
 
 test("no password, query or header value of the collector's reaches stderr", async () => {
