@@ -31,8 +31,6 @@ test("a marker under a folder nobody may search: the wait rejects with the refus
   const out = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", "tsx", script], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
-    // Not a test process of node --test's: NODE_TEST_CONTEXT would make that node one.
-    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "NODE_TEST_CONTEXT")),
     timeout: 20_000,
   });
   assert.equal(out.trim(), `rejected: cannot watch ${hidden}: permission denied (EACCES)`);
