@@ -1,0 +1,19 @@
+# The cluster's places and addresses, for scripts/k8s/*.sh (sourced). Everything the cluster writes lives under
+# $K8S_STATE; `scripts/k8s/cluster.sh down` removes it and undoes every change made outside it.
+K8S_STATE=${BATON_K8S_STATE:-/var/lib/baton-k8s}
+K8S_CACHE=${BATON_K8S_CACHE:-$HOME/.cache/baton-k8s}
+K8S_CONTAINERD_SOCK=$K8S_STATE/containerd/containerd.sock
+# One node, named so; a bridge of our own whose address the API server binds (pods reach it through kube-proxy's
+# rules for the `kubernetes` Service), the pods' subnet on it, the Services' range.
+K8S_NODE=baton-node
+K8S_BRIDGE=batonk8s0
+K8S_NODE_IP=10.244.0.1
+K8S_POD_CIDR=10.244.0.0/24
+K8S_SERVICE_CIDR=10.96.0.0/24
+K8S_API=https://$K8S_NODE_IP:6443
+KUBECONFIG=$K8S_STATE/pki/admin.kubeconfig
+export KUBECONFIG
+# Where scripts/k8s/build.sh put a group's programs: k8s_bin GROUP NAME.
+k8s_bin() {
+  awk -v n="$2" '$1 == n { print $3 }' "$K8S_CACHE/bin/$1.tsv" 2>/dev/null | grep . || { echo "scripts/k8s: $2 is not built (scripts/k8s/build.sh $1)" >&2; return 1; }
+}
