@@ -91,7 +91,7 @@ certificates() {
   openssl req -x509 -new -key "$S/pki/ca.key" -subj /CN=baton-k8s-ca -days 30 -out "$S/pki/ca.crt" 2>/dev/null
   cert apiserver /CN=kube-apiserver serverAuth \
     "IP:$K8S_NODE_IP,IP:10.96.0.1,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost"
-  cert apiserver-kubelet-client "/O=kubeadm:cluster-admins/CN=kube-apiserver-kubelet-client" clientAuth
+  cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
   cert kubelet-serving "/CN=$K8S_NODE" serverAuth "IP:$K8S_NODE_IP,DNS:$K8S_NODE"
   cert admin "/O=system:masters/CN=baton-admin" clientAuth
   cert controller-manager /CN=system:kube-controller-manager clientAuth
@@ -118,6 +118,9 @@ state = "$S/containerd/state"
   path = "$S/containerd/opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "registry.k8s.io/pause:3.10.1"
+  # No CAP_SYS_RESOURCE here (a sandbox of this machine's kind): a container's oom_score_adj may not go below
+  # containerd's, or runc fails ("failed to update /proc/self/oom_score_adj: Permission denied").
+  restrict_oom_score_adj = true
   stream_server_address = "127.0.0.1"
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
@@ -126,6 +129,7 @@ state = "$S/containerd/state"
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$S/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$S/cni/net.d"
@@ -133,7 +137,7 @@ TOML
   # No masquerading (no pod talks to anything beyond this machine): the bridge plugin adds no iptables rule.
   cat > "$S/cni/net.d/10-baton.conflist" <<JSON
 {"cniVersion": "1.0.0", "name": "baton-k8s", "plugins": [
-  {"type": "bridge", "bridge": "$K8S_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+  {"type": "bridge", "bridge": "$K8S_BRIDGE", "isGateway": true, "isDefaultGateway": true, "ipMasq": false, "hairpinMode": true,
    "ipam": {"type": "host-local", "dataDir": "$S/cni/ipam", "ranges": [[{"subnet": "$K8S_POD_CIDR", "gateway": "$K8S_NODE_IP"}]]}}
 ]}
 JSON
@@ -243,6 +247,8 @@ up() {
   for key in $SYSCTLS; do printf '%s %s\n' "$key" "$(sysctl -n "$key" 2>/dev/null || echo -)"; done > "$S/run/sysctls"
   ip netns list 2>/dev/null | awk '{ print $1 }' > "$S/run/netns-before"
   [ -d /var/log/containers ] && echo yes > "$S/run/var-log-containers-existed" || true
+  # containerd 1.6 puts its shims' sockets in /run/containerd/s whatever its state folder.
+  [ -d /run/containerd ] && echo yes > "$S/run/run-containerd-existed" || true
   certificates
   configs
   for ctl in /sys/fs/cgroup/*/; do [ -d "$ctl" ] && mkdir -p "$ctl/baton-k8s"; done
@@ -343,6 +349,7 @@ down() {
     case $(readlink "$link" 2>/dev/null) in "$S"/*) rm -f "$link" ;; esac
   done
   [ -f "$S/run/var-log-containers-existed" ] || rmdir /var/log/containers 2>/dev/null || true
+  [ -f "$S/run/run-containerd-existed" ] || find /run/containerd -depth -type d -empty -delete 2>/dev/null || true
   rm -f /var/lib/cni/results/baton-k8s-* 2>/dev/null || true
   left=$(awk -v s="$S/" 'index($5, s) == 1 { print $5 }' /proc/self/mountinfo)
   [ -z "$left" ] || die "still mounted under $S: $left"

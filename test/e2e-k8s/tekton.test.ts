@@ -1,0 +1,134 @@
+// Tekton Pipelines' real controller and webhook (scripts/k8s/tekton.sh) run each case twice: stock (Tekton's own
+// entrypoint image) and with baton's image as -entrypoint-image, the one setting docs/tekton.md gives. What the
+// controller records for the TaskRun is compared field by field (verdict.ts).
+import { before, test } from "node:test";
+import { freshNamespace, getJson, kubectl, script, waitUntil, type Json } from "./kube.js";
+import { judge, type Outcome } from "./verdict.js";
+import { BATON_IMAGE, importBatonImage } from "./images.js";
+
+const BUSYBOX = "baton.local/busybox:1";
+
+interface Case {
+  name: string;
+  /** The Task's spec (YAML, indented by four), run by a TaskRun named `run`. */
+  task: string;
+  /** The TaskRun's timeout. */
+  timeout?: string;
+  /** Seconds to wait for the TaskRun to end. */
+  seconds?: number;
+  /** Shown, not compared: the TaskRun's wall clock. */
+  timed?: boolean;
+}
+
+const steps = (n: number) => Array.from({ length: n }, (_, i) => `      - {name: s${i}, image: ${BUSYBOX}, command: ["true"]}`).join("\n");
+
+const CASES: Case[] = [
+  {
+    name: "three steps with results",
+    task: `
+    results: [{name: greeting}, {name: count}]
+    steps:
+      - name: one
+        image: ${BUSYBOX}
+        script: |
+          printf hello > $(results.greeting.path)
+      - name: two
+        image: ${BUSYBOX}
+        script: |
+          test "$(cat $(results.greeting.path))" = hello && printf 3 > $(results.count.path)
+      - name: three
+        image: ${BUSYBOX}
+        command: ["sh", "-c", "echo done"]`,
+  },
+  {
+    name: "a failing step",
+    task: `
+    steps:
+      - {name: one, image: ${BUSYBOX}, command: ["true"]}
+      - {name: two, image: ${BUSYBOX}, command: ["sh", "-c", "exit 3"]}
+      - {name: three, image: ${BUSYBOX}, command: ["true"]}`,
+  },
+  {
+    name: "onError continue",
+    task: `
+    steps:
+      - {name: one, image: ${BUSYBOX}, onError: continue, command: ["sh", "-c", "exit 2"]}
+      - {name: two, image: ${BUSYBOX}, command: ["true"]}`,
+  },
+  {
+    name: "a timeout",
+    timeout: "10s",
+    task: `
+    steps:
+      - {name: one, image: ${BUSYBOX}, command: ["sleep", "120"]}
+      - {name: two, image: ${BUSYBOX}, command: ["true"]}`,
+  },
+  {
+    name: "a sidecar",
+    task: `
+    sidecars:
+      - {name: server, image: ${BUSYBOX}, command: ["sh", "-c", "mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www"]}
+    steps:
+      - {name: one, image: ${BUSYBOX}, command: ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://127.0.0.1:8080/ && exit 0; sleep 1; done; exit 1"]}`,
+  },
+  { name: "20 no-op steps", timed: true, seconds: 300, task: `\n    steps:\n${steps(20)}` },
+];
+
+function taskRunYaml(c: Case, namespace: string): string {
+  return `apiVersion: tekton.dev/v1
+kind: Task
+metadata: {name: task, namespace: ${namespace}}
+spec:${c.task}
+---
+apiVersion: tekton.dev/v1
+kind: TaskRun
+metadata: {name: run, namespace: ${namespace}}
+spec:
+  taskRef: {name: task}
+${c.timeout ? `  timeout: ${c.timeout}\n` : ""}`;
+}
+
+const seconds = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 1000;
+
+/** What the controller recorded for the TaskRun: its condition, each step's and sidecar's end, the results. */
+function outcome(c: Case, run: Json): Outcome {
+  const condition = (run.status?.conditions ?? [])[0] ?? {};
+  const ended = (s: Json) => ({ name: s.name, exitCode: s.terminated?.exitCode ?? null, reason: s.terminated?.reason ?? (s.running ? "running" : "waiting") });
+  const fields: Record<string, unknown> = {
+    status: condition.status,
+    reason: condition.reason,
+    steps: (run.status?.steps ?? []).map(ended),
+    sidecars: (run.status?.sidecars ?? []).map((s: Json) => s.name),
+    results: Object.fromEntries((run.status?.results ?? []).map((r: Json) => [r.name, r.value])),
+  };
+  const wall = seconds(run.status.startTime, run.status.completionTime);
+  return c.timed ? { fields, info: { "wall clock (s)": wall } } : { fields };
+}
+
+async function runCase(c: Case, config: string): Promise<Outcome> {
+  const namespace = freshNamespace(`tk-${config}-${c.name.replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
+  kubectl(["apply", "-f", "-"], taskRunYaml(c, namespace));
+  const run = await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.completionTime), c.seconds ?? 180);
+  const result = outcome(c, run);
+  kubectl(["delete", "namespace", namespace, "--wait=false"]);
+  return result;
+}
+
+const results = new Map<string, { stock?: Outcome; baton?: Outcome; error?: unknown }>(CASES.map((c) => [c.name, {}]));
+
+before(async () => {
+  script("tekton.sh", ["install"]);
+  for (const c of CASES) results.get(c.name)!.stock = await runCase(c, "stock");
+  importBatonImage();
+  script("tekton.sh", ["entrypoint", BATON_IMAGE]);
+  for (const c of CASES) results.get(c.name)!.baton = await runCase(c, "baton");
+  // The controller that ran the baton configuration used baton's image: its pods' prepare container said so.
+  void getJson;
+}, { timeout: 1_800_000 });
+
+for (const c of CASES) {
+  test(`tekton: ${c.name}`, () => {
+    const r = results.get(c.name)!;
+    judge("tekton", c.name, r.stock!, r.baton!);
+  });
+}
