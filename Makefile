@@ -21,7 +21,7 @@ ARCH ?= x64
 # The probe (test/conformance/probe.c) that every test runner starts through, below (TEST_RUN).
 PROBE := build/conformance/probe
 
-.PHONY: reference all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance $(addprefix test-node,$(NODE_VERSIONS))
+.PHONY: reference all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance e2e-k8s $(addprefix test-node,$(NODE_VERSIONS))
 
 all: build
 
@@ -191,6 +191,16 @@ e2e: $(IMAGE) $(NODE_MODULES)
 	@command -v dockerd >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io; }
 	node --import tsx --test --test-timeout=300000 --test-reporter=spec --test-concurrency=1 test/e2e/*.test.ts
+
+# A real Kubernetes on one machine (docs/e2e-k8s.md): a single-node cluster built from k8s.io/kubernetes and Debian's
+# etcd, containerd, runc and CNI plugins (scripts/k8s/, builds cached in ~/.cache/baton-k8s), Tekton Pipelines' and
+# Argo Workflows' own controllers, each case run stock and with baton's image swapped in, one line per case; the
+# cluster is torn down whatever the outcome. Needs root. Not in CI (docs/e2e-k8s.md says why).
+e2e-k8s: $(IMAGE) $(SEA) $(NODE_MODULES)
+	scripts/k8s/cluster.sh down
+	scripts/k8s/cluster.sh up
+	node --import tsx --test --test-timeout=2400000 --test-reporter=spec --test-concurrency=1 test/e2e-k8s/*.test.ts; \
+	  status=$$?; scripts/k8s/cluster.sh down; exit $$status
 
 # The example pipeline pod, run here by the pod runner (scripts/podrunner); FAIL=1 breaks its middle step.
 demo: $(BUNDLE) $(ADDON)

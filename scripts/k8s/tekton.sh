@@ -43,6 +43,7 @@ install() {
         -e "s#\"-shell-image\", \"[^\"]*\"#\"-shell-image\", \"baton.local/busybox:1\"#" "$file" > "$out/${file##*/}"
   done
   cp "$config"/300-crds/*.yaml "$out/crds/"
+  cp "$config"/100-namespace/*.yaml "$out/"
   if [ -n "${1:-}" ]; then
     sed -i "s#\"-entrypoint-image\", \"[^\"]*\"#\"-entrypoint-image\", \"$1\"#" "$out/controller.yaml"
   fi

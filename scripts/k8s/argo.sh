@@ -1,0 +1,80 @@
+#!/bin/sh
+# Installs Argo Workflows' workflow-controller (the release pinned in scripts/k8s/argo/go.mod) into the cluster of
+# cluster.sh, with the CRDs and RBAC of the same module's manifests/ (cluster-install without argo-server), and makes
+# its executor images. Needs the cluster up.
+#
+#   scripts/k8s/argo.sh install        install, executor image Argo's own argoexec; wait for the controller
+#   scripts/k8s/argo.sh executor IMAGE the one setting docs/argo.md gives: executor.image in the controller's ConfigMap
+#   scripts/k8s/argo.sh baton-image    make the executor image with baton (examples/Containerfile.argoexec's layout:
+#                                      baton's folder at /bin/baton, Argo's argoexec at /bin/baton/argo/argoexec,
+#                                      baton's argoexec at /bin/argoexec), from dist/baton-linux-x64 (`make sea`)
+#
+# Images: baton.local/argo/workflow-controller:VERSION (/bin/workflow-controller), baton.local/argo/argoexec:VERSION
+# (/bin/argoexec, ENTRYPOINT argoexec, as Argo's), baton.local/argo/argoexec-baton:VERSION; all run as 8737, Argo's
+# non-root user. Stock Argo's default executor image (quay.io) cannot be pulled here, so the stock run names ours.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/env.sh"
+kubectl=$(k8s_bin kubernetes kubectl)
+version=$(awk '$1 == "github.com/argoproj/argo-workflows/v4" && $2 ~ /^v/ { print $2 } $1 == "require" && $2 == "github.com/argoproj/argo-workflows/v4" { print $3 }' "$here/argo/go.mod" | head -1)
+STOCK=baton.local/argo/argoexec:$version
+BATON=baton.local/argo/argoexec-baton:$version
+
+image() {
+  name=$1 binary=$2 folder=$K8S_CACHE/rootfs/argo-$1-$version
+  rm -rf "$folder" && mkdir -p "$folder/bin" "$folder/tmp" && chmod 1777 "$folder/tmp"
+  cp "$(k8s_bin argo "$binary")" "$folder/bin/$binary"
+  IMAGE_USER=8737 "$here/image.sh" "baton.local/argo/$name:$version" "$folder" "$binary"
+}
+
+install() {
+  "$here/build.sh" argo
+  image workflow-controller workflow-controller
+  image argoexec argoexec
+  manifests=$(cd "$here/argo" && go mod download -json "github.com/argoproj/argo-workflows/v4@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')/manifests
+  out=$K8S_STATE/argo
+  rm -rf "$out" && mkdir -p "$out"
+  cp -r "$manifests/base" "$manifests/cluster-install-no-crds" "$out/"
+  cat > "$out/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: argo
+resources:
+- base/crds/full
+- base/workflow-controller
+- cluster-install-no-crds/workflow-controller-rbac
+images:
+- {name: quay.io/argoproj/workflow-controller, newName: baton.local/argo/workflow-controller, newTag: $version}
+YAML
+  chmod -R u+w "$out"
+  "$kubectl" create namespace argo >/dev/null 2>&1 || true
+  "$kubectl" kustomize "$out" | "$kubectl" apply --server-side -f - >/dev/null
+  executor "$STOCK"
+  "$kubectl" -n argo rollout status deployment/workflow-controller --timeout=180s >/dev/null
+  echo "k8s: Argo Workflows $version up" >&2
+}
+
+executor() {
+  "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge \
+    -p "{\"data\": {\"executor\": \"image: $1\\n\"}}" >/dev/null
+  echo "k8s: Argo's executor image is now $1" >&2
+}
+
+baton_image() {
+  sea=$(cd "$here/../.." && pwd)/dist/baton-linux-x64
+  [ -x "$sea/baton" ] && [ -x "$sea/argoexec" ] || { echo "scripts/k8s/argo.sh: $sea is not built (make sea)" >&2; exit 1; }
+  folder=$K8S_CACHE/rootfs/argo-argoexec-baton-$version
+  rm -rf "$folder" && mkdir -p "$folder/bin" "$folder/tmp" && chmod 1777 "$folder/tmp"
+  cp -a "$sea" "$folder/bin/baton"
+  mkdir -p "$folder/bin/baton/argo"
+  cp "$(k8s_bin argo argoexec)" "$folder/bin/baton/argo/argoexec"
+  cp "$sea/argoexec" "$folder/bin/argoexec"
+  IMAGE_USER=8737 "$here/image.sh" "$BATON" "$folder" argoexec
+}
+
+case ${1:-} in
+  install) install ;;
+  executor) [ -n "${2:-}" ] || { echo "usage: scripts/k8s/argo.sh executor IMAGE" >&2; exit 2; }; executor "$2" ;;
+  baton-image) baton_image ;;
+  *) echo "usage: scripts/k8s/argo.sh install | executor IMAGE | baton-image" >&2; exit 2 ;;
+esac

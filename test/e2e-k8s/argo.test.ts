@@ -1,0 +1,134 @@
+// Argo Workflows' real workflow-controller (scripts/k8s/argo.sh) runs each case twice: with Argo's own argoexec as
+// the executor image, and with the executor image of examples/Containerfile.argoexec's layout (baton's argoexec in
+// Argo's place), given by the one setting docs/argo.md names (executor.image in the controller's ConfigMap). What the
+// controller records for the Workflow (phase, message, each node's phase, exit code and outputs) is compared.
+import { before, test } from "node:test";
+import { freshNamespace, kubectl, script, waitUntil, type Json } from "./kube.js";
+import { judge, type Outcome } from "./verdict.js";
+
+const BUSYBOX = "baton.local/busybox:1";
+
+interface Case {
+  name: string;
+  /** The Workflow's spec (YAML, indented by two). */
+  spec: string;
+  seconds?: number;
+}
+
+const CASES: Case[] = [
+  {
+    name: "a container set",
+    spec: `
+  entrypoint: main
+  templates:
+  - name: main
+    containerSet:
+      containers:
+      - {name: a, image: ${BUSYBOX}, command: [sh, -c, "echo a"]}
+      - {name: b, image: ${BUSYBOX}, command: [sh, -c, "echo b"], dependencies: [a]}
+      - {name: main, image: ${BUSYBOX}, command: [sh, -c, "printf 42 > /tmp/answer"], dependencies: [b]}
+    outputs:
+      parameters:
+      - {name: answer, valueFrom: {path: /tmp/answer}}`,
+  },
+  {
+    name: "a script template",
+    spec: `
+  entrypoint: main
+  templates:
+  - name: main
+    script:
+      image: ${BUSYBOX}
+      command: [sh]
+      source: |
+        echo from a script
+        printf ok > /tmp/said
+    outputs:
+      parameters:
+      - {name: said, valueFrom: {path: /tmp/said}}`,
+  },
+  {
+    name: "a failing container, retried",
+    spec: `
+  entrypoint: main
+  templates:
+  - name: main
+    retryStrategy: {limit: "2", retryPolicy: Always}
+    container: {image: ${BUSYBOX}, command: [sh, -c, "exit 3"]}`,
+  },
+  {
+    name: "a sidecar",
+    spec: `
+  entrypoint: main
+  templates:
+  - name: main
+    sidecars:
+    - {name: server, image: ${BUSYBOX}, command: [sh, -c, "mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www"]}
+    container: {image: ${BUSYBOX}, command: [sh, -c, "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://127.0.0.1:8080/ && exit 0; sleep 1; done; exit 1"]}`,
+  },
+];
+
+/** What the executor's service account may do (Argo's docs: the executor reports through WorkflowTaskResults). */
+const EXECUTOR_RBAC = (namespace: string) => `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: executor, namespace: ${namespace}}
+rules:
+- apiGroups: [argoproj.io]
+  resources: [workflowtaskresults]
+  verbs: [create, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: executor, namespace: ${namespace}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: executor}
+subjects: [{kind: ServiceAccount, name: default, namespace: ${namespace}}]
+`;
+
+/** What the controller recorded: the Workflow's phase and message, each node by display name. */
+function outcome(workflow: Json): Outcome {
+  const nodes = Object.values(workflow.status?.nodes ?? {}) as Json[];
+  return {
+    fields: {
+      phase: workflow.status?.phase,
+      message: workflow.status?.message ?? null,
+      nodes: nodes
+        .map((n) => ({
+          name: n.displayName,
+          type: n.type,
+          phase: n.phase,
+          message: n.message ?? null,
+          exitCode: n.outputs?.exitCode ?? null,
+          parameters: Object.fromEntries((n.outputs?.parameters ?? []).map((p: Json) => [p.name, p.value])),
+        }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    },
+  };
+}
+
+async function runCase(c: Case, config: string): Promise<Outcome> {
+  const namespace = freshNamespace(`ar-${config}-${c.name.replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
+  kubectl(["apply", "-f", "-"], EXECUTOR_RBAC(namespace));
+  kubectl(["apply", "-f", "-"], `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: run, namespace: ${namespace}}\nspec:${c.spec}\n`);
+  const done = (o: Json) => ["Succeeded", "Failed", "Error"].includes(o.status?.phase) && Boolean(o.status?.finishedAt);
+  const workflow = await waitUntil("workflow", "run", namespace, done, c.seconds ?? 180);
+  const result = outcome(workflow);
+  kubectl(["delete", "namespace", namespace, "--wait=false"]);
+  return result;
+}
+
+const results = new Map<string, { stock?: Outcome; baton?: Outcome }>(CASES.map((c) => [c.name, {}]));
+
+before(async () => {
+  script("argo.sh", ["install"]);
+  for (const c of CASES) results.get(c.name)!.stock = await runCase(c, "stock");
+  script("argo.sh", ["baton-image"]);
+  script("argo.sh", ["executor", "baton.local/argo/argoexec-baton:v4.0.5"]);
+  for (const c of CASES) results.get(c.name)!.baton = await runCase(c, "baton");
+}, { timeout: 1_800_000 });
+
+for (const c of CASES) {
+  test(`argo: ${c.name}`, () => {
+    const r = results.get(c.name)!;
+    judge("argo", c.name, r.stock!, r.baton!);
+  });
+}
