@@ -3,10 +3,13 @@
 // Argo's place), given by the one setting docs/argo.md names (executor.image in the controller's ConfigMap). What the
 // controller records for the Workflow (phase, message, each node's phase, exit code and outputs) is compared.
 import { before, test } from "node:test";
+import assert from "node:assert/strict";
 import { freshNamespace, kubectl, script, waitUntil, type Json } from "./kube.js";
 import { judge, type Outcome } from "./verdict.js";
 
 const BUSYBOX = "baton.local/busybox:1";
+const STOCK_EXECUTOR = "baton.local/argo/argoexec:v4.0.5";
+const BATON_EXECUTOR = "baton.local/argo/argoexec-baton:v4.0.5";
 
 interface Case {
   name: string;
@@ -49,11 +52,12 @@ const CASES: Case[] = [
   },
   {
     name: "a failing container, retried",
+    seconds: 400,
     spec: `
   entrypoint: main
   templates:
   - name: main
-    retryStrategy: {limit: "2", retryPolicy: Always}
+    retryStrategy: {limit: "1", retryPolicy: Always, backoff: {duration: "1s", factor: 1}}
     container: {image: ${BUSYBOX}, command: [sh, -c, "exit 3"]}`,
   },
   {
@@ -106,29 +110,41 @@ function outcome(workflow: Json): Outcome {
 }
 
 async function runCase(c: Case, config: string): Promise<Outcome> {
-  const namespace = freshNamespace(`ar-${config}-${c.name.replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
+  const namespace = freshNamespace(`ar-${config}-${c.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
   kubectl(["apply", "-f", "-"], EXECUTOR_RBAC(namespace));
   kubectl(["apply", "-f", "-"], `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: run, namespace: ${namespace}}\nspec:${c.spec}\n`);
   const done = (o: Json) => ["Succeeded", "Failed", "Error"].includes(o.status?.phase) && Boolean(o.status?.finishedAt);
   const workflow = await waitUntil("workflow", "run", namespace, done, c.seconds ?? 180);
   const result = outcome(workflow);
+  // Which executor the pods really had: the image of each one's init container.
+  const pods = JSON.parse(kubectl(["get", "pods", "-n", namespace, "-o", "json"])).items as Json[];
+  const images = new Set(pods.map((p) => p.spec.initContainers?.find((i: Json) => i.name === "init")?.image));
+  assert.deepEqual([...images], [config === "baton" ? BATON_EXECUTOR : STOCK_EXECUTOR], `${c.name} (${config}): the pods' executor image`);
   kubectl(["delete", "namespace", namespace, "--wait=false"]);
   return result;
 }
 
-const results = new Map<string, { stock?: Outcome; baton?: Outcome }>(CASES.map((c) => [c.name, {}]));
+const results = new Map<string, Partial<Record<"stock" | "baton", Outcome | Error>>>(CASES.map((c) => [c.name, {}]));
+
+/** The cases of one configuration at once, each in its namespace. */
+async function runAll(config: "stock" | "baton"): Promise<void> {
+  await Promise.all(CASES.map(async (c) => {
+    results.get(c.name)![config] = await runCase(c, config).catch((e: Error) => e);
+  }));
+}
 
 before(async () => {
   script("argo.sh", ["install"]);
-  for (const c of CASES) results.get(c.name)!.stock = await runCase(c, "stock");
+  await runAll("stock");
   script("argo.sh", ["baton-image"]);
-  script("argo.sh", ["executor", "baton.local/argo/argoexec-baton:v4.0.5"]);
-  for (const c of CASES) results.get(c.name)!.baton = await runCase(c, "baton");
+  script("argo.sh", ["executor", BATON_EXECUTOR]);
+  await runAll("baton");
 }, { timeout: 1_800_000 });
 
 for (const c of CASES) {
   test(`argo: ${c.name}`, () => {
     const r = results.get(c.name)!;
-    judge("argo", c.name, r.stock!, r.baton!);
+    for (const side of [r.stock, r.baton]) if (side instanceof Error) throw side;
+    judge("argo", c.name, r.stock as Outcome, r.baton as Outcome);
   });
 }

@@ -27,7 +27,7 @@ export function builtProgram(group: string, name: string): string {
 const KUBECTL = builtProgram("kubernetes", "kubectl");
 
 export function kubectl(args: string[], input?: string): string {
-  return execFileSync(KUBECTL, args, { encoding: "utf8", input, env: { ...process.env, KUBECONFIG }, maxBuffer: 64 << 20 });
+  return execFileSync(KUBECTL, args, { encoding: "utf8", input, env: { ...process.env, KUBECONFIG }, maxBuffer: 64 << 20, stdio: "pipe" });
 }
 
 /** Runs one of scripts/k8s/'s scripts, its messages on the test's stderr. */

@@ -1,7 +1,9 @@
 // One line per case, as `make e2e-k8s` prints it: the same on the stock controller and with baton swapped in, a
 // difference listed (with its reason) in docs/e2e-k8s.md, or a failure. The cases record what the controllers wrote
 // (status, reasons, step states, results), reduced to the fields compared; timings are printed beside, not compared.
+// build/e2e-k8s/outcomes.jsonl gets both runs' fields, a line per case.
 import assert from "node:assert/strict";
+import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { readDifferences } from "../conformance/differences.js";
 import { REPO } from "./kube.js";
@@ -29,6 +31,9 @@ export function judge(engine: "tekton" | "argo", name: string, stock: Outcome, b
   const verdict = unlisted.length > 0 || gone.length > 0
     ? `failure: ${unlisted.map((f) => `${f} stock ${JSON.stringify(stock.fields[f])}, baton ${JSON.stringify(baton.fields[f])}`).join("; ")}${gone.length ? ` listed but the same: ${gone.join(", ")}` : ""}`
     : differing.length > 0 ? `documented difference: ${differing.join(", ")}` : "same";
+  // Every compared field of both runs, for a reader who wants more than the verdict.
+  mkdirSync(join(REPO, "build/e2e-k8s"), { recursive: true });
+  appendFileSync(join(REPO, "build/e2e-k8s/outcomes.jsonl"), `${JSON.stringify({ engine, name, stock, baton })}\n`);
   lines.push(`${engine} ${name}: ${verdict}${info}`);
   console.log(`e2e-k8s: ${engine} ${name}: ${verdict}${info}`);
   assert.deepEqual(unlisted, [], `${engine} ${name}: differences not listed in docs/e2e-k8s.md: ${JSON.stringify(Object.fromEntries(unlisted.map((f) => [f, { stock: stock.fields[f], baton: baton.fields[f] }])))}`);
