@@ -57,6 +57,12 @@ YAML
 executor() {
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge \
     -p "{\"data\": {\"executor\": \"image: $1\\n\"}}" >/dev/null
+  # The controller reloads its ConfigMap as it changes: wait until its last word on the executor image is this one.
+  deadline=$(( $(date +%s) + 60 ))
+  until [ "$("$kubectl" -n argo logs deployment/workflow-controller 2>/dev/null | sed -n 's/.*executorImage=\([^ ]*\).*/\1/p' | tail -1)" = "$1" ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "scripts/k8s/argo.sh: the controller did not take executor image $1" >&2; exit 1; }
+    sleep 1
+  done
   echo "k8s: Argo's executor image is now $1" >&2
 }
 

@@ -4,7 +4,7 @@
 // controller records for the Workflow (phase, message, each node's phase, exit code and outputs) is compared.
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
-import { freshNamespace, kubectl, script, waitUntil, type Json } from "./kube.js";
+import { freshNamespace, killContainer, kubectl, script, waitUntil, type Json } from "./kube.js";
 import { judge, type Outcome } from "./verdict.js";
 
 const BUSYBOX = "baton.local/busybox:1";
@@ -16,9 +16,11 @@ interface Case {
   /** The Workflow's spec (YAML, indented by two). */
   spec: string;
   seconds?: number;
+  /** Done to the running pod (named `run`), in the case's namespace. */
+  during?: (namespace: string) => Promise<void>;
 }
 
-const CASES: Case[] = [
+const ALL_CASES: Case[] = [
   {
     name: "a container set",
     spec: `
@@ -70,7 +72,20 @@ const CASES: Case[] = [
     - {name: server, image: ${BUSYBOX}, command: [sh, -c, "mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www"]}
     container: {image: ${BUSYBOX}, command: [sh, -c, "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://127.0.0.1:8080/ && exit 0; sleep 1; done; exit 1"]}`,
   },
+  {
+    // The main container killed mid-run (its PID 1, the emissary: as the OOM killer does; Argo #14074).
+    name: "a container killed mid-run",
+    spec: `
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: ${BUSYBOX}, command: [sh, -c, "echo started; sleep 30"]}`,
+    during: (namespace) => killContainer(namespace, "run", "main", "started"),
+  },
 ];
+
+// E2E_K8S_ONLY=REGEX runs only the cases whose name it matches.
+const CASES = ALL_CASES.filter((c) => new RegExp(process.env.E2E_K8S_ONLY ?? "").test(c.name));
 
 /** What the executor's service account may do (Argo's docs: the executor reports through WorkflowTaskResults). */
 const EXECUTOR_RBAC = (namespace: string) => `apiVersion: rbac.authorization.k8s.io/v1
@@ -113,6 +128,7 @@ async function runCase(c: Case, config: string): Promise<Outcome> {
   const namespace = freshNamespace(`ar-${config}-${c.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
   kubectl(["apply", "-f", "-"], EXECUTOR_RBAC(namespace));
   kubectl(["apply", "-f", "-"], `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: run, namespace: ${namespace}}\nspec:${c.spec}\n`);
+  if (c.during) await c.during(namespace);
   const done = (o: Json) => ["Succeeded", "Failed", "Error"].includes(o.status?.phase) && Boolean(o.status?.finishedAt);
   const workflow = await waitUntil("workflow", "run", namespace, done, c.seconds ?? 180);
   const result = outcome(workflow);

@@ -69,3 +69,32 @@ export function freshNamespace(name: string): string {
   kubectl(["label", "namespace", name, "baton-e2e=1"]);
   return name;
 }
+
+/** Seconds between two of the API's timestamps. */
+export const secondsBetween = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 1000;
+
+/**
+ * SIGKILLs a running container's first process (its PID 1: the entrypoint, Tekton's or baton's, or Argo's emissary)
+ * from the node, as the kernel's OOM killer or a node's runtime would: found through containerd by the container's ID
+ * in the pod's status, once the container's log holds `marker` (its command has started).
+ */
+export async function killContainer(namespace: string, pod: string, container: string, marker: string, seconds = 120): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    let log = "";
+    try {
+      log = kubectl(["logs", "-n", namespace, pod, "-c", container]);
+    } catch {
+      // not started yet
+    }
+    if (log.includes(marker)) break;
+    if (Date.now() > deadline) throw new Error(`${pod}/${container}: no "${marker}" in its log after ${seconds} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const status = (getJson("pod", pod, namespace).status.containerStatuses as Json[]).find((s) => s.name === container);
+  const id = String(status?.containerID ?? "").replace(/^containerd:\/\//, "");
+  const tasks = execFileSync("ctr", ["--address", CONTAINERD_SOCK, "-n", "k8s.io", "tasks", "list"], { encoding: "utf8" });
+  const pid = tasks.split("\n").map((l) => l.trim().split(/\s+/)).find((f) => f[0] === id)?.[1];
+  if (!pid) throw new Error(`${pod}/${container}: container ${id} is not among containerd's tasks`);
+  process.kill(Number(pid), "SIGKILL");
+}

@@ -3,7 +3,7 @@
 // controller records for the TaskRun is compared field by field (verdict.ts).
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
-import { freshNamespace, getJson, kubectl, script, waitUntil, type Json } from "./kube.js";
+import { freshNamespace, getJson, killContainer, kubectl, script, waitUntil, type Json } from "./kube.js";
 import { judge, type Outcome } from "./verdict.js";
 import { BATON_IMAGE, importBatonImage } from "./images.js";
 
@@ -20,11 +20,13 @@ interface Case {
   seconds?: number;
   /** Shown, not compared: the TaskRun's wall clock. */
   timed?: boolean;
+  /** Done to the running pod (named), in the case's namespace. */
+  during?: (namespace: string, pod: string) => Promise<void>;
 }
 
 const steps = (n: number) => Array.from({ length: n }, (_, i) => `      - {name: s${i}, image: ${BUSYBOX}, command: ["true"]}`).join("\n");
 
-const CASES: Case[] = [
+const ALL_CASES: Case[] = [
   {
     name: "three steps with results",
     task: `
@@ -73,8 +75,32 @@ const CASES: Case[] = [
     steps:
       - {name: one, image: ${BUSYBOX}, command: ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://127.0.0.1:8080/ && exit 0; sleep 1; done; exit 1"]}`,
   },
+  {
+    // The command killed by a signal: the step's exit code is the entrypoint's word on it (Kubernetes turns `$$$$` into
+    // `$$`).
+    name: "a command killed by SIGKILL",
+    task: `
+    steps:
+      - {name: one, image: ${BUSYBOX}, command: ["sh", "-c", "kill -KILL $$$$"]}
+      - {name: two, image: ${BUSYBOX}, command: ["true"]}`,
+  },
+  {
+    // The step's container itself SIGKILLed mid-run (its PID 1, the entrypoint: as the OOM killer does). Tekton's
+    // next step waits for a post file that never comes, until the TaskRun's timeout (tektoncd/pipeline #10371).
+    name: "a step SIGKILLed mid-run",
+    timeout: "60s",
+    timed: true,
+    task: `
+    steps:
+      - {name: one, image: ${BUSYBOX}, command: ["sh", "-c", "echo started; sleep 30"]}
+      - {name: two, image: ${BUSYBOX}, command: ["true"]}`,
+    during: (namespace, pod) => killContainer(namespace, pod, "step-one", "started"),
+  },
   { name: "20 no-op steps", timed: true, seconds: 300, task: `\n    steps:\n${steps(20)}` },
 ];
+
+// E2E_K8S_ONLY=REGEX runs only the cases whose name it matches.
+const CASES = ALL_CASES.filter((c) => new RegExp(process.env.E2E_K8S_ONLY ?? "").test(c.name));
 
 function taskRunYaml(c: Case, namespace: string): string {
   return `apiVersion: tekton.dev/v1
@@ -110,6 +136,10 @@ function outcome(c: Case, run: Json): Outcome {
 async function runCase(c: Case, config: string): Promise<Outcome> {
   const namespace = freshNamespace(`tk-${config}-${c.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
   kubectl(["apply", "-f", "-"], taskRunYaml(c, namespace));
+  if (c.during) {
+    const started = await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.podName), 60);
+    await c.during(namespace, started.status.podName);
+  }
   const run = await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.completionTime), c.seconds ?? 180);
   const result = outcome(c, run);
   // Which entrypoint the pod really had: the image of its prepare init container.
