@@ -136,15 +136,14 @@ function outcome(c: Case, run: Json): Outcome {
 async function runCase(c: Case, config: string): Promise<Outcome> {
   const namespace = freshNamespace(`tk-${config}-${c.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/-$/, "")}`.slice(0, 63));
   kubectl(["apply", "-f", "-"], taskRunYaml(c, namespace));
-  if (c.during) {
-    const started = await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.podName), 60);
-    await c.during(namespace, started.status.podName);
-  }
+  // Which entrypoint the pod really has: the image of its prepare init container (read now: Tekton deletes the pod
+  // of a TaskRun that timed out).
+  const pod = (await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.podName), 60)).status.podName;
+  const prepare = getJson("pod", pod, namespace).spec.initContainers.find((i: Json) => i.name === "prepare");
+  assert.equal(prepare?.image, config === "baton" ? BATON_IMAGE : STOCK_ENTRYPOINT, `${c.name} (${config}): the pod's entrypoint image`);
+  if (c.during) await c.during(namespace, pod);
   const run = await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.completionTime), c.seconds ?? 180);
   const result = outcome(c, run);
-  // Which entrypoint the pod really had: the image of its prepare init container.
-  const prepare = getJson("pod", run.status.podName, namespace).spec.initContainers.find((i: Json) => i.name === "prepare");
-  assert.equal(prepare?.image, config === "baton" ? BATON_IMAGE : STOCK_ENTRYPOINT, `${c.name} (${config}): the pod's entrypoint image`);
   kubectl(["delete", "namespace", namespace, "--wait=false"]);
   return result;
 }
