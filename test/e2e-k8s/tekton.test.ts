@@ -22,6 +22,8 @@ interface Case {
   timed?: boolean;
   /** Done to the running pod (named), in the case's namespace. */
   during?: (namespace: string, pod: string) => Promise<void>;
+  /** Run with the feature flag enable-kubernetes-sidecar: "true" (sidecars as native sidecars, Kubernetes >= 1.29). */
+  native?: boolean;
 }
 
 const steps = (n: number) => Array.from({ length: n }, (_, i) => `      - {name: s${i}, image: ${BUSYBOX}, command: ["true"]}`).join("\n");
@@ -43,6 +45,32 @@ const ALL_CASES: Case[] = [
       - name: three
         image: ${BUSYBOX}
         command: ["sh", "-c", "echo done"]`,
+  },
+  {
+    // Step results, `when` on a step and `$(steps...)` references (beta fields, on by Tekton's default
+    // enable-api-fields: "beta"): step three is skipped by its `when`, step four reads step one's result and exit code.
+    name: "step results, when and $(steps...)",
+    task: `
+    results: [{name: out}]
+    steps:
+      - name: one
+        image: ${BUSYBOX}
+        results: [{name: word}]
+        script: |
+          printf go > $(step.results.word.path)
+      - name: two
+        image: ${BUSYBOX}
+        when: [{input: "$(steps.one.results.word)", operator: in, values: ["go"]}]
+        command: ["sh", "-c", "echo two ran"]
+      - name: three
+        image: ${BUSYBOX}
+        when: [{input: "$(steps.one.results.word)", operator: in, values: ["stop"]}]
+        command: ["sh", "-c", "echo three ran"]
+      - name: four
+        image: ${BUSYBOX}
+        env: [{name: WORD, value: "$(steps.one.results.word)"}]
+        script: |
+          test "$(cat $(steps.step-one.exitCode.path))" = 0 && printf "$WORD" > $(results.out.path)`,
   },
   {
     name: "a failing step",
@@ -69,6 +97,17 @@ const ALL_CASES: Case[] = [
   },
   {
     name: "a sidecar",
+    task: `
+    sidecars:
+      - {name: server, image: ${BUSYBOX}, command: ["sh", "-c", "mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www"]}
+    steps:
+      - {name: one, image: ${BUSYBOX}, command: ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://127.0.0.1:8080/ && exit 0; sleep 1; done; exit 1"]}`,
+  },
+  {
+    // The same sidecar as a native one: an init container with restartPolicy Always, which the kubelet ends after the
+    // last step (no swap to the nop image).
+    name: "a native sidecar",
+    native: true,
     task: `
     sidecars:
       - {name: server, image: ${BUSYBOX}, command: ["sh", "-c", "mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www"]}
@@ -121,7 +160,14 @@ const seconds = (from: string, to: string) => (Date.parse(to) - Date.parse(from)
 /** What the controller recorded for the TaskRun: its condition, each step's and sidecar's end, the results. */
 function outcome(c: Case, run: Json): Outcome {
   const condition = (run.status?.conditions ?? [])[0] ?? {};
-  const ended = (s: Json) => ({ name: s.name, exitCode: s.terminated?.exitCode ?? null, reason: s.terminated?.reason ?? (s.running ? "running" : "waiting") });
+  const ended = (s: Json) => ({
+    name: s.name,
+    exitCode: s.terminated?.exitCode ?? null,
+    reason: s.terminated?.reason ?? (s.running ? "running" : "waiting"),
+    // Tekton's own word on the step (Completed, Skipped, TaskRunTimeout, ...), and the step's results.
+    terminationReason: s.terminationReason ?? null,
+    results: Object.fromEntries((s.results ?? []).map((r: Json) => [r.name, r.value])),
+  });
   const fields: Record<string, unknown> = {
     status: condition.status,
     reason: condition.reason,
@@ -139,8 +185,11 @@ async function runCase(c: Case, config: string): Promise<Outcome> {
   // Which entrypoint the pod really has: the image of its prepare init container (read now: Tekton deletes the pod
   // of a TaskRun that timed out).
   const pod = (await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.podName), 60)).status.podName;
-  const prepare = getJson("pod", pod, namespace).spec.initContainers.find((i: Json) => i.name === "prepare");
+  const spec = getJson("pod", pod, namespace).spec;
+  const prepare = spec.initContainers.find((i: Json) => i.name === "prepare");
   assert.equal(prepare?.image, config === "baton" ? BATON_IMAGE : STOCK_ENTRYPOINT, `${c.name} (${config}): the pod's entrypoint image`);
+  const native = spec.initContainers.filter((i: Json) => i.restartPolicy === "Always").map((i: Json) => i.name);
+  assert.deepEqual(native, c.native ? ["sidecar-server"] : [], `${c.name} (${config}): the pod's native sidecars`);
   if (c.during) await c.during(namespace, pod);
   const run = await waitUntil("taskrun", "run", namespace, (o) => Boolean(o.status?.completionTime), c.seconds ?? 180);
   const result = outcome(c, run);
@@ -150,21 +199,29 @@ async function runCase(c: Case, config: string): Promise<Outcome> {
 
 const results = new Map<string, Partial<Record<"stock" | "baton", Outcome | Error>>>(CASES.map((c) => [c.name, {}]));
 
-/** The cases of one configuration: the untimed ones at once, each in its namespace, then the timed ones alone. */
-async function runAll(config: "stock" | "baton"): Promise<void> {
+/**
+ * The cases of one configuration: the untimed ones at once, each in its namespace, then the timed ones alone. The
+ * native-sidecar cases run with the feature flag on, the others with it off (the flag is the controller's, for all).
+ */
+async function runAll(config: "stock" | "baton", native: boolean): Promise<void> {
   const run = async (c: Case) => {
     results.get(c.name)![config] = await runCase(c, config).catch((e: Error) => e);
   };
-  await Promise.all(CASES.filter((c) => !c.timed).map(run));
-  for (const c of CASES.filter((c) => c.timed)) await run(c);
+  const cases = CASES.filter((c) => Boolean(c.native) === native);
+  if (cases.length === 0) return;
+  kubectl(["-n", "tekton-pipelines", "patch", "configmap", "feature-flags", "--type", "merge", "-p", JSON.stringify({ data: { "enable-kubernetes-sidecar": String(native) } })]);
+  await Promise.all(cases.filter((c) => !c.timed).map(run));
+  for (const c of cases.filter((c) => c.timed)) await run(c);
 }
 
 before(async () => {
   script("tekton.sh", ["install"]);
-  await runAll("stock");
+  await runAll("stock", false);
+  await runAll("stock", true);
   importBatonImage();
   script("tekton.sh", ["entrypoint", BATON_IMAGE]);
-  await runAll("baton");
+  await runAll("baton", true);
+  await runAll("baton", false);
 }, { timeout: 1_800_000 });
 
 for (const c of CASES) {
