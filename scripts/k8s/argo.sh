@@ -11,7 +11,8 @@
 #
 # Images: baton.local/argo/workflow-controller:VERSION (/bin/workflow-controller), baton.local/argo/argoexec:VERSION
 # (/bin/argoexec, ENTRYPOINT argoexec, as Argo's), baton.local/argo/argoexec-baton:VERSION; all run as 8737, Argo's
-# non-root user. Stock Argo's default executor image (quay.io) cannot be pulled here, so the stock run names ours.
+# non-root user. Stock Argo's default executor image (quay.io) cannot be pulled here, so the stock run names ours. The
+# artifact repository is an S3 server in the cluster (artifact_repository below).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
@@ -49,9 +50,48 @@ YAML
   chmod -R u+w "$out"
   "$kubectl" create namespace argo >/dev/null 2>&1 || true
   "$kubectl" kustomize "$out" | "$kubectl" apply --server-side -f - >/dev/null
+  artifact_repository
   executor "$STOCK"
   "$kubectl" -n argo rollout status deployment/workflow-controller --timeout=180s >/dev/null
   echo "k8s: Argo Workflows $version up" >&2
+}
+
+# The artifact repository: gofakes3 (an S3 server keeping objects in memory, built from its pinned module in
+# scripts/k8s/s3/), in namespace argo behind a Service of a fixed address (the cluster has no DNS), named as the
+# controller's default artifactRepository. Workflows read its keys from a Secret `s3-credentials` in their namespace
+# (gofakes3 accepts any).
+S3_ADDRESS=10.96.0.50
+artifact_repository() {
+  "$here/build.sh" s3
+  s3=$(awk '$1 == "require" && $2 == "github.com/johannesboyne/gofakes3" { print $3 }' "$here/s3/go.mod")
+  folder=$K8S_CACHE/rootfs/gofakes3-$s3
+  rm -rf "$folder" && mkdir -p "$folder/bin" && cp "$(k8s_bin s3 gofakes3)" "$folder/bin/gofakes3"
+  "$here/image.sh" "baton.local/gofakes3:$s3" "$folder" /bin/gofakes3
+  "$kubectl" apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: s3, namespace: argo}
+spec:
+  selector: {matchLabels: {app: s3}}
+  template:
+    metadata: {labels: {app: s3}}
+    spec:
+      containers:
+      - name: s3
+        image: baton.local/gofakes3:$s3
+        args: [-backend, memory, -initialbucket, artifacts, -host, ":9000"]
+        readinessProbe: {tcpSocket: {port: 9000}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s3, namespace: argo}
+spec:
+  clusterIP: $S3_ADDRESS
+  selector: {app: s3}
+  ports: [{port: 9000}]
+YAML
+  "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge -p "{\"data\": {\"artifactRepository\": \"s3:\\n  bucket: artifacts\\n  endpoint: $S3_ADDRESS:9000\\n  insecure: true\\n  accessKeySecret: {name: s3-credentials, key: accesskey}\\n  secretKeySecret: {name: s3-credentials, key: secretkey}\\n\"}}" >/dev/null
+  "$kubectl" -n argo rollout status deployment/s3 --timeout=120s >/dev/null
 }
 
 executor() {

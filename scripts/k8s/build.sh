@@ -3,7 +3,7 @@
 # own, and the controllers the cluster runs (Tekton Pipelines', Argo Workflows'). Test infrastructure only: nothing
 # here is shipped in baton's bundle or image.
 #
-#   scripts/k8s/build.sh [GROUP...]   build what is missing (groups: kubernetes tekton argo; default all)
+#   scripts/k8s/build.sh [GROUP...]   build what is missing (groups: kubernetes tekton argo s3; default all)
 #
 # Each group is pinned by a module of its own in scripts/k8s/<group>/ (go.mod names the release, go.sum the checksum
 # of every module it is built from) and checksums.txt beside this script holds the SHA-256 of each binary by Go
@@ -22,8 +22,9 @@ goversion=$(go env GOVERSION)
 # group  module (whose version names the folder)  tag  packages
 groups="kubernetes k8s.io/kubernetes k8stools k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl
 tekton github.com/tektoncd/pipeline k8stools github.com/tektoncd/pipeline/cmd/controller github.com/tektoncd/pipeline/cmd/webhook github.com/tektoncd/pipeline/cmd/entrypoint github.com/tektoncd/pipeline/cmd/nop github.com/tektoncd/pipeline/cmd/sidecarlogresults github.com/tektoncd/pipeline/cmd/workingdirinit
-argo github.com/argoproj/argo-workflows/v4 k8stools github.com/argoproj/argo-workflows/v4/cmd/workflow-controller github.com/argoproj/argo-workflows/v4/cmd/argoexec"
-want_groups=${*:-kubernetes tekton argo}
+argo github.com/argoproj/argo-workflows/v4 k8stools github.com/argoproj/argo-workflows/v4/cmd/workflow-controller github.com/argoproj/argo-workflows/v4/cmd/argoexec
+s3 github.com/johannesboyne/gofakes3 k8stools github.com/johannesboyne/gofakes3/cmd/gofakes3"
+want_groups=${*:-kubernetes tekton argo s3}
 
 # The version the programs report (the API server's /version, the node's kubeletVersion, `kubectl version`), which
 # Kubernetes' own build sets by -X (hack/lib/version.sh): without it they say v0.0.0-master, and Tekton's controller,

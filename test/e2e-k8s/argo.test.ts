@@ -4,12 +4,15 @@
 // controller records for the Workflow (phase, message, each node's phase, exit code and outputs) is compared.
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
+import { gunzipSync } from "node:zlib";
 import { freshNamespace, killContainer, kubectl, script, waitUntil, type Json } from "./kube.js";
 import { judge, type Outcome } from "./verdict.js";
 
 const BUSYBOX = "baton.local/busybox:1";
 const STOCK_EXECUTOR = "baton.local/argo/argoexec:v4.0.5";
 const BATON_EXECUTOR = "baton.local/argo/argoexec-baton:v4.0.5";
+/** The artifact repository's address (scripts/k8s/argo.sh). */
+const S3_ADDRESS = "10.96.0.50";
 
 interface Case {
   name: string;
@@ -31,10 +34,12 @@ const ALL_CASES: Case[] = [
       containers:
       - {name: a, image: ${BUSYBOX}, command: [sh, -c, "echo a"]}
       - {name: b, image: ${BUSYBOX}, command: [sh, -c, "echo b"], dependencies: [a]}
-      - {name: main, image: ${BUSYBOX}, command: [sh, -c, "printf 42 > /tmp/answer"], dependencies: [b]}
+      - {name: main, image: ${BUSYBOX}, command: [sh, -c, "printf 42 > /tmp/answer && echo report > /tmp/report.txt"], dependencies: [b]}
     outputs:
       parameters:
-      - {name: answer, valueFrom: {path: /tmp/answer}}`,
+      - {name: answer, valueFrom: {path: /tmp/answer}}
+      artifacts:
+      - {name: report, path: /tmp/report.txt}`,
   },
   {
     name: "a script template",
@@ -87,7 +92,10 @@ const ALL_CASES: Case[] = [
 // E2E_K8S_ONLY=REGEX runs only the cases whose name it matches.
 const CASES = ALL_CASES.filter((c) => new RegExp(process.env.E2E_K8S_ONLY ?? "").test(c.name));
 
-/** What the executor's service account may do (Argo's docs: the executor reports through WorkflowTaskResults). */
+/**
+ * What the executor's service account may do (Argo's docs: the executor reports through WorkflowTaskResults), and the
+ * keys of the artifact repository (scripts/k8s/argo.sh's S3 server takes any).
+ */
 const EXECUTOR_RBAC = (namespace: string) => `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: executor, namespace: ${namespace}}
@@ -101,13 +109,32 @@ kind: RoleBinding
 metadata: {name: executor, namespace: ${namespace}}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: executor}
 subjects: [{kind: ServiceAccount, name: default, namespace: ${namespace}}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s3-credentials, namespace: ${namespace}}
+stringData: {accesskey: baton, secretkey: baton-e2e}
 `;
 
-/** What the controller recorded: the Workflow's phase and message, each node by display name. */
-function outcome(workflow: Json): Outcome {
+/** The first file of an output artifact as the repository holds it (Argo stores a file as a gzipped tar). */
+async function artifactText(key: string): Promise<string> {
+  const response = await fetch(`http://${S3_ADDRESS}:9000/artifacts/${key}`);
+  if (!response.ok) return `HTTP ${response.status}`;
+  const tar = gunzipSync(Buffer.from(await response.arrayBuffer()));
+  const size = parseInt(tar.subarray(124, 136).toString("latin1").replace(/\0.*$/, "").trim(), 8);
+  return tar.subarray(512, 512 + size).toString("utf8");
+}
+
+/** What the controller recorded: the Workflow's phase and message, each node by display name; artifacts' contents. */
+async function outcome(workflow: Json): Promise<Outcome> {
   const nodes = Object.values(workflow.status?.nodes ?? {}) as Json[];
+  const contents: Record<string, string> = {};
+  for (const n of nodes) {
+    for (const a of n.outputs?.artifacts ?? []) if (a.s3?.key) contents[`${n.displayName}/${a.name}`] = await artifactText(a.s3.key);
+  }
   return {
     fields: {
+      artifactContents: contents,
       phase: workflow.status?.phase,
       message: workflow.status?.message ?? null,
       nodes: nodes
@@ -118,6 +145,8 @@ function outcome(workflow: Json): Outcome {
           message: n.message ?? null,
           exitCode: n.outputs?.exitCode ?? null,
           parameters: Object.fromEntries((n.outputs?.parameters ?? []).map((p: Json) => [p.name, p.value])),
+          // Where each output artifact went in the repository (scripts/k8s/argo.sh's S3 server).
+          artifacts: Object.fromEntries((n.outputs?.artifacts ?? []).map((a: Json) => [a.name, a.s3?.key ?? null])),
         }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     },
@@ -131,7 +160,8 @@ async function runCase(c: Case, config: string): Promise<Outcome> {
   if (c.during) await c.during(namespace);
   const done = (o: Json) => ["Succeeded", "Failed", "Error"].includes(o.status?.phase) && Boolean(o.status?.finishedAt);
   const workflow = await waitUntil("workflow", "run", namespace, done, c.seconds ?? 180);
-  const result = outcome(workflow);
+  // Read now: the next run of the case writes the same key.
+  const result = await outcome(workflow);
   // Which executor the pods really had: the image of each one's init container.
   const pods = JSON.parse(kubectl(["get", "pods", "-n", namespace, "-o", "json"])).items as Json[];
   const images = new Set(pods.map((p) => p.spec.initContainers?.find((i: Json) => i.name === "init")?.image));
