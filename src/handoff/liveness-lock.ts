@@ -85,7 +85,7 @@ const followed = new Set<WriterWait>();
 
 /**
  * The longest a step that has handed on waits, at its exit, for its waiters to start their commands: a hand-on on a
- * node short of CPUs takes tens of ms (make bench, row 8: p95 ~35 ms, the slowest ~100 ms). Only the step's own end
+ * node short of CPUs takes tens of ms (row 8's slowest, docs/performance.md). Only the step's own end
  * waits (its post file is in place): a waiter that is stopped, or a neighbour holding the FIFO, costs this once.
  */
 export const WAITERS_START_MS = 250;

@@ -131,7 +131,7 @@ export function writeEmptyErrorPostFile(postFile: string): string | undefined {
   return path;
 }
 
-/** Not rmSync({ force: true }): that loads fs/rimraf, ~0.5 ms on every step's way to its post file (make bench). */
+/** Not rmSync({ force: true }): that loads fs/rimraf on every step's way to its post file (docs/performance.md, row 1). */
 function removeIfPresent(path: string): void {
   if (!existsSync(path)) return;
   try {

@@ -110,8 +110,8 @@ function runEffect<T>(handOff: HandOff<T>, effect: WaitEffect): WaitEvent | unde
       handOff.reject(handOff.options.signal.reason);
       return undefined;
     case "tidy-up-soon":
-      // Once the caller has moved on: its command is already starting. This is ~1 ms of code run for the first time,
-      // which would otherwise sit between the post file and the next command (make bench, row 1).
+      // Once the caller has moved on: its command is already starting. This is code run for the first time, which
+      // would otherwise sit between the post file and the next command (docs/performance.md, row 1).
       setImmediate(tidyUp, handOff);
       return undefined;
   }

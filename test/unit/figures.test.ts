@@ -23,7 +23,6 @@ const DEPENDENCIES = "README.md's Dependencies table: the start-up cost of libra
 const EXPERIMENT = "a dated experiment behind a design choice, with its method (and commit or runs) beside it: the record of why, not a figure of the bench table that moves with each run";
 const ARM64 = "the arm64 build measured under qemu, which ranks variants only (the paragraph above says so); no bench row runs arm64";
 const CEL = "the comparison behind the choice of CEL library, with its command (scripts/cel-compare.mjs) and load above the table";
-const HANDOFF = "src/handoff/ is being rewritten in another change (issue 38, item 1), which reviews its comments; a figure that quotes row 8 there should link docs/performance.md";
 
 /**
  * Figures that may stay where they are, each with why. `file` and a piece of the paragraph's text identify it; an entry
@@ -58,10 +57,7 @@ const ALLOWED: { file: string; text: string; why: string }[] = [
   { file: "docs/tekton.md", text: "| `@marcbachmann/cel-js` 8.0.0 |", why: CEL },
   { file: "docs/tekton.md", text: "| `cel-js` 0.8.2 |", why: CEL },
   { file: "src/argo/emissary.ts", text: "a 40 MB template took", why: "the worst case measured behind a size limit (a setting), said where the limit is set" },
-  { file: "src/handoff/liveness-lock.ts", text: "A killed step must not hang the chain", why: HANDOFF },
-  { file: "src/handoff/liveness-lock.ts", text: "The longest a step that has handed on waits", why: HANDOFF },
-  { file: "src/handoff/post-file.ts", text: "Not rmSync({ force: true })", why: HANDOFF },
-  { file: "src/handoff/watch-hand-off.ts", text: "Once the caller has moved on", why: HANDOFF },
+  { file: "src/handoff/liveness-lock.ts", text: "A killed step must not hang the chain", why: "what a Node process's exit does (the memory it unmaps), the reason the wake FIFO orders the two batons' last moments: not a row of the bench" },
 ];
 
 interface Paragraph {
