@@ -21,7 +21,7 @@ ARCH ?= x64
 # The probe (test/conformance/probe.c) that every test runner starts through, below (TEST_RUN).
 PROBE := build/conformance/probe
 
-.PHONY: reference all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance e2e-k8s $(addprefix test-node,$(NODE_VERSIONS))
+.PHONY: reference all build check test unit integration typecheck demo bench sea cross-tools image e2e clean nodes test-standalone peers conformance e2e-k8s e2e-k8s-suites $(addprefix test-node,$(NODE_VERSIONS))
 
 all: build
 
@@ -201,6 +201,14 @@ e2e-k8s: $(IMAGE) $(SEA) $(NODE_MODULES)
 	scripts/k8s/cluster.sh up
 	node --import tsx --test --test-timeout=2400000 --test-reporter=spec --test-concurrency=1 test/e2e-k8s/*.test.ts; \
 	  status=$$?; scripts/k8s/cluster.sh down; exit $$status
+
+# The peers' own e2e suites (Tekton's test/ with the e2e tag, Argo's test/e2e) against the same cluster, with baton
+# swapped in on both engines (scripts/k8s/suites.sh; SUITES_CONFIG=stock runs them on the stock engines). Needs root.
+# Not in CI (docs/e2e-k8s.md says why).
+e2e-k8s-suites: $(IMAGE) $(SEA) $(NODE_MODULES)
+	scripts/k8s/cluster.sh down
+	scripts/k8s/cluster.sh up
+	scripts/k8s/suites.sh $(SUITES_CONFIG); status=$$?; scripts/k8s/cluster.sh down; exit $$status
 
 # The example pipeline pod, run here by the pod runner (scripts/podrunner); FAIL=1 breaks its middle step.
 demo: $(BUNDLE) $(ADDON)
