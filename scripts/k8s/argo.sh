@@ -98,12 +98,21 @@ executor() {
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge \
     -p "{\"data\": {\"executor\": \"image: $1\\n\"}}" >/dev/null
   # The controller reloads its ConfigMap as it changes: wait until its last word on the executor image is this one.
-  deadline=$(( $(date +%s) + 60 ))
+  # A change made while a new controller starts (between its first read of the ConfigMap and its informer's list)
+  # is missed by it, seen here once under load: then the controller is restarted, as a user would.
+  taken "$1" 30 || { "$kubectl" -n argo rollout restart deployment/workflow-controller >/dev/null
+    "$kubectl" -n argo rollout status deployment/workflow-controller --timeout=180s >/dev/null; }
+  taken "$1" 90 || { echo "scripts/k8s/argo.sh: the controller did not take executor image $1" >&2; exit 1; }
+  echo "k8s: Argo's executor image is now $1" >&2
+}
+
+# taken IMAGE SECONDS: whether the controller's log says it took IMAGE within SECONDS.
+taken() {
+  deadline=$(( $(date +%s) + $2 ))
   until [ "$("$kubectl" -n argo logs deployment/workflow-controller 2>/dev/null | sed -n 's/.*executorImage=\([^ ]*\).*/\1/p' | tail -1)" = "$1" ]; do
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "scripts/k8s/argo.sh: the controller did not take executor image $1" >&2; exit 1; }
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
     sleep 1
   done
-  echo "k8s: Argo's executor image is now $1" >&2
 }
 
 baton_image() {

@@ -1,9 +1,10 @@
 #!/bin/sh
 # A single-node Kubernetes cluster from real parts, for `make e2e-k8s` (docs/e2e-k8s.md). Needs root.
 #
-#   scripts/k8s/cluster.sh up       build what is missing (scripts/k8s/build.sh), start etcd, containerd, the API
-#                                   server, the controller manager, the scheduler, the kubelet and kube-proxy, import
-#                                   the pause and busybox images, wait until the node is Ready
+#   scripts/k8s/cluster.sh up       build what is missing (scripts/k8s/build.sh), start etcd, the image registry
+#                                   (registry.sh), containerd, the API server, the controller manager, the scheduler,
+#                                   the kubelet and kube-proxy, import the pause and busybox images, wait until the
+#                                   node is Ready
 #   scripts/k8s/cluster.sh down     stop everything and undo every change: processes, mounts, network namespaces,
 #                                   the bridge, iptables chains, cgroups, sysctls, the state folder
 #   scripts/k8s/cluster.sh status   what runs
@@ -18,6 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 S=$K8S_STATE
 # Kernel settings the kubelet (protectKernelDefaults: false sets the first six), the bridge plugin (ip_forward) and
 # kube-proxy may change: saved at `up`, put back at `down`.
+# The registries whose pulls go to the node's registry (registry.sh publish puts images there).
+MIRRORED="docker.io mirror.gcr.io gcr.io quay.io ghcr.io registry.k8s.io cgr.dev mcr.microsoft.com public.ecr.aws"
 SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max"
 
 log() { echo "k8s: $*" >&2; }
@@ -130,10 +133,24 @@ state = "$S/containerd/state"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
         Root = "$S/runc"
+  # Every registry's images come from the node's registry (registry.sh); hosts.toml files are read at each pull.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$S/containerd/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$S/cni/net.d"
 TOML
+  for host in $MIRRORED; do
+    mkdir -p "$S/containerd/certs.d/$host"
+    printf 'server = "https://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$host" "$K8S_REGISTRY" \
+      > "$S/containerd/certs.d/$host/hosts.toml"
+  done
+  cat > "$S/registry.yml" <<YAML
+version: 0.1
+log: {level: warn, accesslog: {disabled: true}}
+storage: {filesystem: {rootdirectory: "$S/registry"}, delete: {enabled: true}}
+http: {addr: "$K8S_REGISTRY"}
+YAML
   # No masquerading (no pod talks to anything beyond this machine): the bridge plugin adds no iptables rule.
   cat > "$S/cni/net.d/10-baton.conflist" <<JSON
 {"cniVersion": "1.0.0", "name": "baton-k8s", "plugins": [
@@ -211,6 +228,17 @@ base_images() {
   "$here/image.sh" baton.local/busybox:1 "$root"
 }
 
+# Debian's docker-registry (the reference registry, distribution 2.8), unpacked: its package would start a service.
+registry_binary() {
+  bin=$K8S_CACHE/registry/usr/bin/docker-registry
+  if [ ! -x "$bin" ]; then
+    rm -rf "$K8S_CACHE/registry" && mkdir -p "$K8S_CACHE/registry"
+    (cd "$K8S_CACHE/registry" && { apt-get download docker-registry >/dev/null 2>&1 || { apt-get update -qq && apt-get download docker-registry >/dev/null; }; })
+    dpkg-deb -x "$K8S_CACHE"/registry/docker-registry_*.deb "$K8S_CACHE/registry"
+  fi
+  echo "$bin"
+}
+
 etcd_binary() {
   bin=$K8S_CACHE/etcd/usr/bin/etcd
   if [ ! -x "$bin" ]; then
@@ -224,7 +252,7 @@ etcd_binary() {
 
 packages() {
   need=
-  for tool in containerd:containerd runc:runc ctr:containerd iptables:iptables openssl:openssl gcc:gcc ip:iproute2; do
+  for tool in containerd:containerd runc:runc ctr:containerd iptables:iptables openssl:openssl gcc:gcc ip:iproute2 curl:curl; do
     command -v "${tool%%:*}" >/dev/null || need="$need ${tool#*:}"
   done
   [ -x /usr/lib/cni/bridge ] || need="$need containernetworking-plugins"
@@ -242,6 +270,7 @@ up() {
   packages
   "$here/build.sh" kubernetes
   etcd=$(etcd_binary)
+  registry=$(registry_binary)
   mkdir -p "$S/run" "$S/logs"
   # What `down` puts back or leaves alone: sysctls, the network namespaces that were there before.
   for key in $SYSCTLS; do printf '%s %s\n' "$key" "$(sysctl -n "$key" 2>/dev/null || echo -)"; done > "$S/run/sysctls"
@@ -260,6 +289,8 @@ up() {
   start etcd "$etcd" --name baton --data-dir "$S/etcd" --listen-client-urls http://127.0.0.1:23790 \
     --advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \
     --initial-advertise-peer-urls http://127.0.0.1:23800 --initial-cluster baton=http://127.0.0.1:23800
+  start registry "$registry" serve "$S/registry.yml"
+  wait_for registry 30 curl -sf "http://$K8S_REGISTRY/v2/"
   start containerd containerd --config "$S/containerd/config.toml"
   wait_for containerd 30 ctr --address "$K8S_CONTAINERD_SOCK" version
   base_images
@@ -315,7 +346,7 @@ down() {
     "$bin/kubectl" delete deployment,daemonset,statefulset,job --all --all-namespaces --wait=false >/dev/null 2>&1 || true
     "$bin/kubectl" delete pod --all --all-namespaces --grace-period=5 --timeout=60s >/dev/null 2>&1 || true
   fi
-  for name in kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do stop $name; done
+  for name in kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd registry; do stop $name; done
   # Whatever containers are left: killed and removed through containerd (sandboxes too), then containerd stops; its
   # shims (started by it, with our socket on their command line) go with it.
   if running containerd; then
@@ -358,7 +389,7 @@ down() {
 }
 
 status() {
-  for name in etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+  for name in etcd registry containerd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
     if running $name; then echo "$name running (pid $(cat "$S/run/$name.pid"))"; else echo "$name not running"; fi
   done
 }

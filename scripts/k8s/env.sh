@@ -11,6 +11,9 @@ K8S_NODE_IP=10.244.0.1
 K8S_POD_CIDR=10.244.0.0/24
 K8S_SERVICE_CIDR=10.96.0.0/24
 K8S_API=https://$K8S_NODE_IP:6443
+# The node's image registry (Debian's docker-registry): containerd pulls every registry's images from it
+# (scripts/k8s/registry.sh), as no registry beyond this machine can be reached.
+K8S_REGISTRY=127.0.0.1:25000
 KUBECONFIG=$K8S_STATE/pki/admin.kubeconfig
 export KUBECONFIG
 # Where scripts/k8s/build.sh put a group's programs: k8s_bin GROUP NAME.
