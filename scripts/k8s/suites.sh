@@ -3,7 +3,7 @@
 # swapped in on both engines by the settings docs/tekton.md and docs/argo.md give. Needs the cluster up, `make image`
 # and `make sea`.
 #
-#   scripts/k8s/suites.sh           install both engines with baton, run every scripts/k8s/suites/*.sh
+#   scripts/k8s/suites.sh           install both engines with baton, run every suite in scripts/k8s/suites/
 #   scripts/k8s/suites.sh stock     the same with the engines' own entrypoint and executor (to tell a failure of
 #                                   baton's from one of this cluster's)
 #
