@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -90,8 +91,62 @@ static int find_self(const char *argv0, char *out) {
   return -1;
 }
 
+/* NOW as JavaScript's toISOString writes it (2026-12-04T20:30:00.123Z). By hand, from the days since 1970 to the
+ * Gregorian calendar: glibc's gmtime and strftime would link its time-zone and locale code into this static program
+ * (150 KB more for one line of a file written only when baton cannot start). */
+static void utc_time(struct timespec now, char *out, size_t size) {
+  long long days = now.tv_sec / 86400, seconds = now.tv_sec % 86400;
+  /* Eras of 400 years (146097 days) from 0000-03-01, so that a leap day is the last day of its year. */
+  long long z = days + 719468, era = z / 146097, doe = z - era * 146097;
+  long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  long long day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9, year = yoe + era * 400 + (month <= 2);
+  snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (int)year, (int)month, (int)day, (int)(seconds / 3600),
+           (int)(seconds / 60 % 60), (int)(seconds % 60), (int)(now.tv_nsec / 1000000));
+}
+
+/* The step's arguments, for write_post_err. */
+static int step_argc;
+static char **step_argv;
+
+/* When baton cannot start, POST.err where a post file is named, as the bundle's guard writes it (scripts/bundle-guard.cjs):
+ * the steps waiting on it then end instead of waiting for ever, since a baton that never ran made no liveness file
+ * whose lock they could see let go. The post file is found as baton finds it when its options fail to parse
+ * (src/cli/parse-args.ts findOptionValue, src/cli/tekton-argv.ts findTektonPostFile): the last --post-file or
+ * -post_file (--post_file), given as NAME=VALUE or NAME VALUE, before `--`, in step mode (the first argument an option).
+ * Written atomically into a folder that exists: O_EXCL and O_NOFOLLOW refuse a name a neighbour planted, never follow it.
+ * Never a word about it: the line already printed says what failed. */
+static void write_post_err(void) {
+  if (step_argc < 2 || step_argv[1][0] != '-') return;
+  const char *post = NULL;
+  for (int i = 1; i < step_argc && strcmp(step_argv[i], "--") != 0; i++) {
+    static const char *const names[] = {"--post-file", "-post_file", "--post_file"};
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+      size_t len = strlen(names[n]);
+      if (strncmp(step_argv[i], names[n], len) != 0) continue;
+      if (step_argv[i][len] == '=') post = step_argv[i] + len + 1;
+      else if (step_argv[i][len] == '\0') post = i + 1 < step_argc ? step_argv[i + 1] : NULL;
+    }
+  }
+  size_t len = post ? strlen(post) : 0;
+  if (len == 0 || post[len - 1] == '/' || len + 64 > PATH_MAX) return;
+  char final[PATH_MAX], temporary[PATH_MAX], at[96], body[256];
+  snprintf(final, sizeof final, "%s.err", post);
+  snprintf(temporary, sizeof temporary, "%s.err.%ld.tmp", post, (long)getpid());
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  utc_time(now, at, sizeof at);
+  int size = snprintf(body, sizeof body, "{\"exitCode\":127,\"reason\":\"Error\",\"startedAt\":\"%s\",\"finishedAt\":\"%s\"}\n", at, at);
+  int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  int whole = write(fd, body, (size_t)size) == size;
+  close(fd);
+  if (!whole || rename(temporary, final) != 0) unlink(temporary);
+}
+
 static void fail(const char *what, const char *detail) {
   fprintf(stderr, "baton: %s: %s\n", what, detail);
+  write_post_err();
   exit(127);
 }
 
@@ -144,12 +199,15 @@ static void check_whole(const char *program) {
   if ((unsigned long long)st.st_size < end) {
     fprintf(stderr, "baton: %s is cut short (%lld bytes of at least %llu): baton is not installed whole; copy the standalone folder again\n",
             program, (long long)st.st_size, end);
+    write_post_err();
     exit(127);
   }
 }
 
 int main(int argc, char **argv) {
   hold_signals();
+  step_argc = argc;
+  step_argv = argv;
   const char *argv0 = argc > 0 && argv[0] ? argv[0] : "baton";
   char self[PATH_MAX];
   if (find_self(argv0, self) != 0) fail("cannot find the standalone folder (no /proc, argv[0] not found)", argv0);
@@ -195,5 +253,6 @@ int main(int argc, char **argv) {
   if (errno == E2BIG) execve(loader, args, environ);
   fprintf(stderr, "baton: cannot start %s: %s (the launcher needs the lib/ folder it came with beside it)\n", loader,
           strerror(errno));
+  write_post_err();
   return 127;
 }
