@@ -159,8 +159,11 @@ run_one() {
   elif grep -q -- "--- SKIP: $top/$method" "$log"; then
     echo "skip: $(grep -A1 -- "--- SKIP: $top/$method" "$log" | tail -1 | sed 's/^[[:space:]]*//' | cut -c1-200)"
   else
-    why=$(sed -n 's/^[[:space:]]*Error:[[:space:]]*//p' "$log" | head -1)
-    [ -n "$why" ] || why=$(grep -E '^[[:space:]]+[a-z_]+\.go:[0-9]+: ' "$log" | head -1 | sed 's/^[[:space:]]*//')
+    # The first line a test logged (`FILE_test.go:N: timeout after ...`), else testify's first `Error:` with what follows
+    # it when it is a comparison (`Not equal:`, then expected and actual).
+    why=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[[:space:]]+[a-z_]+\.go:[0-9]+: [^[:space:]]' | head -1 | sed 's/^[[:space:]]*//')
+    [ -n "$why" ] || why=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/^[[:space:]]*Error:/ { sub(/^[[:space:]]*Error:[[:space:]]*/, ""); w = $0; n = 1; next }
+      n && n < 3 && /^[[:space:]]+(expected|actual|[^[:space:]])/ { sub(/^[[:space:]]*/, ""); w = w " " $0; n++; next } n { print w; exit }')
     [ -n "$why" ] || why="exit $status, no error reported (see the log)"
     echo "fail: $(echo "$why" | tr -s '\t ' '  ' | cut -c1-240)"
   fi
