@@ -45,21 +45,28 @@ build() {
 # Stand-ins for the images the tests run, none of which can be pulled here, each on Debian's busybox-static (the
 # cluster's baton.local/busybox:1 folder): argoproj/argosay:v2 is the release's own test/e2e/images/argosay/v2/argosay
 # script as its ENTRYPOINT, on a stand-in for argosay:v1 (Ubuntu with cowsay) whose `cowsay` is a shell script printing
-# its words; alpine:3.23 is busybox alone (the tests run only its shell and applets).
+# its words, which also stands in for docker/whalesay; alpine and debian are busybox alone (the tests run only their
+# shell and its applets); quay.io/argoproj/argoexec:latest is Argo's argoexec image of scripts/k8s/argo.sh. Images
+# named without a tag or by :latest are pulled Always: they go to the node's registry (scripts/k8s/registry.sh).
 images() {
   busybox=$K8S_CACHE/rootfs/busybox
   [ -x "$busybox/bin/busybox" ] || { echo "scripts/k8s/suites/argo.sh: $busybox is missing (cluster.sh up makes it)" >&2; exit 1; }
   root=$K8S_CACHE/rootfs/suite-argo
   rm -rf "$root" && mkdir -p "$root"
   cp -a "$busybox" "$root/alpine" && mkdir -p "$root/alpine/tmp" && chmod 1777 "$root/alpine/tmp"
-  "$k8s/image.sh" docker.io/library/alpine:3.23 "$root/alpine"
+  for name in docker.io/library/alpine:3.23 docker.io/library/alpine:latest docker.io/library/debian:9.4; do
+    "$k8s/image.sh" "$name" "$root/alpine"
+  done
   cp -a "$root/alpine" "$root/argosay-v1" && mkdir -p "$root/argosay-v1/usr/bin"
   printf '#!/bin/sh\n# A stand-in for cowsay: the words, without the cow.\necho "${*:-$(cat)}"\n' > "$root/argosay-v1/usr/bin/cowsay"
   chmod 755 "$root/argosay-v1/usr/bin/cowsay"
   "$k8s/image.sh" docker.io/argoproj/argosay:v1 "$root/argosay-v1" cowsay
+  "$k8s/image.sh" docker.io/docker/whalesay:latest "$root/argosay-v1" cowsay
   cp -a "$root/argosay-v1" "$root/argosay-v2"
   install -m 755 "$source_dir/test/e2e/images/argosay/v2/argosay" "$root/argosay-v2/argosay"
   "$k8s/image.sh" docker.io/argoproj/argosay:v2 "$root/argosay-v2" /argosay
+  ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io images tag --force "$STOCK" quay.io/argoproj/argoexec:latest >/dev/null
+  "$k8s/registry.sh" publish docker.io/library/alpine:latest docker.io/docker/whalesay:latest quay.io/argoproj/argoexec:latest
 }
 
 # What the release's e2e set-up (test/e2e/manifests/minimal, `make start PROFILE=minimal`) gives the tests, on top of
@@ -114,7 +121,7 @@ YAML
   chmod -R u+w "$work"
   "$kubectl" kustomize "$work" | "$kubectl" apply -f - >/dev/null
   # The images' commands, which the controller would read from a registry for a template that gives none.
-  images_config='argoproj/argosay:v2: {cmd: [/argosay]}\nargoproj/argosay:v1: {cmd: [cowsay]}\nalpine:3.23: {cmd: [/bin/sh]}\ndocker/whalesay:latest: {cmd: [cowsay]}\n'
+  images_config='argoproj/argosay:v2: {cmd: [/argosay]}\nargoproj/argosay:v1: {cmd: [cowsay]}\nalpine:3.23: {cmd: [/bin/sh]}\nalpine: {cmd: [/bin/sh]}\nalpine:latest: {cmd: [/bin/sh]}\ndebian:9.4: {cmd: [/bin/sh]}\ndocker/whalesay: {cmd: [cowsay]}\ndocker/whalesay:latest: {cmd: [cowsay]}\nquay.io/argoproj/argoexec:latest: {entrypoint: [argoexec]}\n'
   defaults='spec:\n  activeDeadlineSeconds: 300\n  podSpecPatch: |\n    terminationGracePeriodSeconds: 10\n  workflowMetadata:\n    labels:\n      default-label: thisLabelIsFromWorkflowDefaults\n'
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge -p "{\"data\": {
     \"images\": \"$images_config\", \"workflowDefaults\": \"$defaults\",
@@ -152,7 +159,8 @@ run_one() {
   log=$1 top=$2 method=$3
   cd "$source_dir/test/e2e"
   # The tests read files relative to test/e2e (testdata/, functional/): run in the release's own folder, read-only.
-  E2E_WAIT_TIMEOUT=90s timeout 600 "$TEST_BIN" -test.run "^$top\$" -testify.m "^$method\$" -test.v -test.timeout 8m \
+  # Some tests run `kubectl` (the cluster's, first on PATH); E2E_WAIT_TIMEOUT as Argo's Makefile sets it.
+  PATH=$(dirname "$kubectl"):$PATH E2E_WAIT_TIMEOUT=90s timeout 600 "$TEST_BIN" -test.run "^$top\$" -testify.m "^$method\$" -test.v -test.timeout 8m \
     > "$log" 2>&1 && status=0 || status=$?
   cd - >/dev/null
   if grep -q -- "--- PASS: $top/$method " "$log" && [ "$status" = 0 ]; then echo pass
