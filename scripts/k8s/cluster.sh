@@ -296,7 +296,11 @@ up() {
   base_images
 
   bin=$(dirname "$(k8s_bin kubernetes kube-apiserver)")
-  start kube-apiserver "$bin/kube-apiserver" --etcd-servers=http://127.0.0.1:23790 \
+  # WatchList=false: with it (on by default in 1.34) the API server makes every watch from resourceVersion "" a
+  # watch-list stream, which it refuses when etcd lacks progress notifications (Debian's 3.4.23 does: "a watch stream
+  # was requested by the client but the required storage feature RequestWatchProgress is disabled"). Argo's controller
+  # watches so, and then saw a pod's or task result's change only at its informers' next relist, 30-60 s late.
+  start kube-apiserver "$bin/kube-apiserver" --etcd-servers=http://127.0.0.1:23790 --feature-gates=WatchList=false \
     --bind-address="$K8S_NODE_IP" --advertise-address="$K8S_NODE_IP" --secure-port=6443 \
     --service-cluster-ip-range="$K8S_SERVICE_CIDR" --client-ca-file="$S/pki/ca.crt" \
     --tls-cert-file="$S/pki/apiserver.crt" --tls-private-key-file="$S/pki/apiserver.key" \

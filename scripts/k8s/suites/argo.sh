@@ -120,8 +120,9 @@ YAML
   done
   chmod -R u+w "$work"
   "$kubectl" kustomize "$work" | "$kubectl" apply -f - >/dev/null
-  # The images' commands, which the controller would read from a registry for a template that gives none.
-  images_config='argoproj/argosay:v2: {cmd: [/argosay]}\nargoproj/argosay:v1: {cmd: [cowsay]}\nalpine:3.23: {cmd: [/bin/sh]}\nalpine: {cmd: [/bin/sh]}\nalpine:latest: {cmd: [/bin/sh]}\ndebian:9.4: {cmd: [/bin/sh]}\ndocker/whalesay: {cmd: [cowsay]}\ndocker/whalesay:latest: {cmd: [cowsay]}\nquay.io/argoproj/argoexec:latest: {entrypoint: [argoexec]}\n'
+  # The images' ENTRYPOINT and CMD, which the controller would read from a registry for a template that gives no
+  # command (argosay:v2: ENTRYPOINT /argosay, CMD cowsay from v1).
+  images_config='argoproj/argosay:v2: {entrypoint: [/argosay], cmd: [cowsay]}\nargoproj/argosay:v1: {cmd: [cowsay]}\nalpine:3.23: {cmd: [/bin/sh]}\nalpine: {cmd: [/bin/sh]}\nalpine:latest: {cmd: [/bin/sh]}\ndebian:9.4: {cmd: [/bin/sh]}\ndocker/whalesay: {cmd: [cowsay]}\ndocker/whalesay:latest: {cmd: [cowsay]}\nquay.io/argoproj/argoexec:latest: {entrypoint: [argoexec]}\n'
   defaults='spec:\n  activeDeadlineSeconds: 300\n  podSpecPatch: |\n    terminationGracePeriodSeconds: 10\n  workflowMetadata:\n    labels:\n      default-label: thisLabelIsFromWorkflowDefaults\n'
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge -p "{\"data\": {
     \"images\": \"$images_config\", \"workflowDefaults\": \"$defaults\",
@@ -165,7 +166,8 @@ run_one() {
   cd - >/dev/null
   if grep -q -- "--- PASS: $top/$method " "$log" && [ "$status" = 0 ]; then echo pass
   elif grep -q -- "--- SKIP: $top/$method" "$log"; then
-    echo "skip: $(grep -A1 -- "--- SKIP: $top/$method" "$log" | tail -1 | sed 's/^[[:space:]]*//' | cut -c1-200)"
+    # testify logs the reason (`FILE_test.go:N: WHY`) before the SKIP lines.
+    echo "skip: $(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[[:space:]]+[a-z_]+\.go:[0-9]+: ' | head -1 | sed 's/^[[:space:]]*//' | cut -c1-200)"
   else
     # The first line a test logged (`FILE_test.go:N: timeout after ...`), else testify's first `Error:` with what follows
     # it when it is a comparison (`Not equal:`, then expected and actual).
@@ -173,6 +175,14 @@ run_one() {
     [ -n "$why" ] || why=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/^[[:space:]]*Error:/ { sub(/^[[:space:]]*Error:[[:space:]]*/, ""); w = $0; n = 1; next }
       n && n < 3 && /^[[:space:]]+(expected|actual|[^[:space:]])/ { sub(/^[[:space:]]*/, ""); w = w " " $0; n++; next } n { print w; exit }')
     [ -n "$why" ] || why="exit $status, no error reported (see the log)"
+    # What the next test's set-up deletes: the workflows and every container's log of their pods, for the diagnosis.
+    { echo "=== suite-argo: after the test"; "$kubectl" -n argo get workflows -o yaml
+      for pod in $("$kubectl" -n argo get pods -l workflows.argoproj.io/workflow -o name); do
+        "$kubectl" -n argo get "$pod" -o yaml
+        for container in $("$kubectl" -n argo get "$pod" -o jsonpath='{.spec.initContainers[*].name} {.spec.containers[*].name}'); do
+          echo "=== suite-argo: $pod $container"; "$kubectl" -n argo logs "$pod" -c "$container" --tail=50
+        done
+      done; } >> "$log" 2>&1
     echo "fail: $(echo "$why" | tr -s '\t ' '  ' | cut -c1-240)"
   fi
 }
