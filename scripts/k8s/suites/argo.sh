@@ -45,7 +45,7 @@ build() {
 # Stand-ins for the images the tests run, none of which can be pulled here, each on Debian's busybox-static (the
 # cluster's baton.local/busybox:1 folder): argoproj/argosay:v2 is the release's own test/e2e/images/argosay/v2/argosay
 # script as its ENTRYPOINT, on a stand-in for argosay:v1 (Ubuntu with cowsay) whose `cowsay` is a shell script printing
-# its words, which also stands in for docker/whalesay; alpine and debian are busybox alone (the tests run only their
+# its words, with a `bash` that is busybox's sh, which also stands in for docker/whalesay; alpine and debian are busybox alone (the tests run only their
 # shell and its applets); quay.io/argoproj/argoexec:latest is Argo's argoexec image of scripts/k8s/argo.sh. Images
 # named without a tag or by :latest are pulled Always: they go to the node's registry (scripts/k8s/registry.sh).
 images() {
@@ -60,6 +60,10 @@ images() {
   cp -a "$root/alpine" "$root/argosay-v1" && mkdir -p "$root/argosay-v1/usr/bin"
   printf '#!/bin/sh\n# A stand-in for cowsay: the words, without the cow.\necho "${*:-$(cat)}"\n' > "$root/argosay-v1/usr/bin/cowsay"
   chmod 755 "$root/argosay-v1/usr/bin/cowsay"
+  # Ubuntu's bash, for the tests that run `bash -c`: busybox's sh, with the one bash variable they use (BASHPID, the
+  # shell's own PID, which exec keeps).
+  printf '#!/bin/sh\n# A stand-in for bash: busybox sh with BASHPID.\nBASHPID=$$ exec /bin/sh "$@"\n' > "$root/argosay-v1/bin/bash"
+  chmod 755 "$root/argosay-v1/bin/bash"
   "$k8s/image.sh" docker.io/argoproj/argosay:v1 "$root/argosay-v1" cowsay
   "$k8s/image.sh" docker.io/docker/whalesay:latest "$root/argosay-v1" cowsay
   cp -a "$root/argosay-v1" "$root/argosay-v2"
@@ -121,8 +125,9 @@ YAML
   chmod -R u+w "$work"
   "$kubectl" kustomize "$work" | "$kubectl" apply -f - >/dev/null
   # The images' ENTRYPOINT and CMD, which the controller would read from a registry for a template that gives no
-  # command (argosay:v2: ENTRYPOINT /argosay, CMD cowsay from v1).
-  images_config='argoproj/argosay:v2: {entrypoint: [/argosay], cmd: [cowsay]}\nargoproj/argosay:v1: {cmd: [cowsay]}\nalpine:3.23: {cmd: [/bin/sh]}\nalpine: {cmd: [/bin/sh]}\nalpine:latest: {cmd: [/bin/sh]}\ndebian:9.4: {cmd: [/bin/sh]}\ndocker/whalesay: {cmd: [cowsay]}\ndocker/whalesay:latest: {cmd: [cowsay]}\nquay.io/argoproj/argoexec:latest: {entrypoint: [argoexec]}\n'
+  # command (argosay:v2: ENTRYPOINT /argosay, and no CMD: an
+  # ENTRYPOINT resets the CMD of the image it is built on).
+  images_config='argoproj/argosay:v2: {entrypoint: [/argosay]}\nargoproj/argosay:v1: {cmd: [cowsay]}\nalpine:3.23: {cmd: [/bin/sh]}\nalpine: {cmd: [/bin/sh]}\nalpine:latest: {cmd: [/bin/sh]}\ndebian:9.4: {cmd: [/bin/sh]}\ndocker/whalesay: {cmd: [cowsay]}\ndocker/whalesay:latest: {cmd: [cowsay]}\nquay.io/argoproj/argoexec:latest: {entrypoint: [argoexec]}\n'
   defaults='spec:\n  activeDeadlineSeconds: 300\n  podSpecPatch: |\n    terminationGracePeriodSeconds: 10\n  workflowMetadata:\n    labels:\n      default-label: thisLabelIsFromWorkflowDefaults\n'
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge -p "{\"data\": {
     \"images\": \"$images_config\", \"workflowDefaults\": \"$defaults\",
