@@ -24,6 +24,17 @@ test("Argo's vectors: Exit0, Exit1: the exit code in ctr/main/exitcode (no newli
   assert.equal(pod.read("main", "exitcode"), "1");
 });
 
+test("a container the controller gave no name (a sidecar a podSpecPatch adds, as injectors do) runs its command with ctr/ as its folder, as Argo's emissary (Argo's e2e TestInjectedSidecar)", async () => {
+  for (const name of [undefined, ""]) {
+    const pod = argoPod();
+    pod.template({});
+    const run = await pod.start("main", ["sh", "-c", "exit 3"], { ARGO_CONTAINER_NAME: name }).exited;
+    assert.equal(run.code, 3, run.stderr);
+    assert.equal(run.stderr, "");
+    assert.equal(readFileSync(join(pod.root, "ctr", "exitcode"), "utf8"), "3");
+  }
+});
+
 test("once the emissary has exited, reading every file of ctr/main (cat ctr/main/*) ends: its wake FIFO went with it (bundle and standalone)", async () => {
   for (const baton of [[process.execPath, BATON], ...(NO_STANDALONE ? [] : [[STANDALONE]])]) {
     for (const command of [["true"], ["false"], ["no-such-command-anywhere"]]) {

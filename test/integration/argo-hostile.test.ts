@@ -150,7 +150,7 @@ test("a bad container name or flag: exit 64, one line", async () => {
   pod.template({});
   for (const [name, args, message] of [
     ["../x", ["true"], /ARGO_CONTAINER_NAME "\.\.\/x" is not a container name/],
-    ["", ["true"], /ARGO_CONTAINER_NAME "" is not a container name/],
+    ["..", ["true"], /ARGO_CONTAINER_NAME "\.\." is not a container name/],
   ] as const) {
     const run = await pod.start(name, [...args]).exited;
     assert.equal(run.code, 64);
