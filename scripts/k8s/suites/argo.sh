@@ -43,7 +43,7 @@ build() {
 }
 
 # Stand-ins for the images the tests run, none of which can be pulled here, each on Debian's busybox-static (the
-# cluster's baton.local/busybox:1 folder): argoproj/argosay:v2 is the release's own test/e2e/images/argosay/v2/argosay
+# cluster's baton.local/busybox:1 folder): argoproj/argosay:v2 is the release's own argo-workflows/test/e2e/images/argosay/v2/argosay
 # script as its ENTRYPOINT, on a stand-in for argosay:v1 (Ubuntu with cowsay) whose `cowsay` is a shell script printing
 # its words, with a `bash` that is busybox's sh, which also stands in for docker/whalesay; alpine and debian are busybox alone (the tests run only their
 # shell and its applets); quay.io/argoproj/argoexec:latest is Argo's argoexec image of scripts/k8s/argo.sh. Images
@@ -73,10 +73,10 @@ images() {
   "$k8s/registry.sh" publish docker.io/library/alpine:latest docker.io/docker/whalesay:latest quay.io/argoproj/argoexec:latest
 }
 
-# What the release's e2e set-up (test/e2e/manifests/minimal, `make start PROFILE=minimal`) gives the tests, on top of
+# What the release's e2e set-up (argo-workflows/test/e2e/manifests/minimal, `make start PROFILE=minimal`) gives the tests, on top of
 # scripts/k8s/argo.sh's install: the quick-start's roles bound to the namespace's `default` ServiceAccount (the
 # executor's, the agent's, ...), the ServiceAccount tokens the fixtures read, the minimal profile's RBAC, the
-# workflow-controller-configmap settings of test/e2e/manifests/components/base and the quick-start (the artifact
+# workflow-controller-configmap settings of argo-workflows/test/e2e/manifests/components/base and the quick-start (the artifact
 # repository stays scripts/k8s/argo.sh's), and the controller's DEFAULT_REQUEUE_TIME=1s of Argo's Makefile.
 setup() {
   quick=$source_dir/manifests/quick-start/base
@@ -181,11 +181,11 @@ run_one() {
       n && n < 3 && /^[[:space:]]+(expected|actual|[^[:space:]])/ { sub(/^[[:space:]]*/, ""); w = w " " $0; n++; next } n { print w; exit }')
     [ -n "$why" ] || why="exit $status, no error reported (see the log)"
     # What the next test's set-up deletes: the workflows and every container's log of their pods, for the diagnosis.
-    { echo "=== suite-argo: after the test"; "$kubectl" -n argo get workflows -o yaml
-      for pod in $("$kubectl" -n argo get pods -l workflows.argoproj.io/workflow -o name); do
-        "$kubectl" -n argo get "$pod" -o yaml
-        for container in $("$kubectl" -n argo get "$pod" -o jsonpath='{.spec.initContainers[*].name} {.spec.containers[*].name}'); do
-          echo "=== suite-argo: $pod $container"; "$kubectl" -n argo logs "$pod" -c "$container" --tail=50
+    { echo "=== suite-argo: after the test"; "$kubectl" -n argo get workflows -o yaml || true
+      for pod in $("$kubectl" -n argo get pods -l workflows.argoproj.io/workflow -o name || true); do
+        "$kubectl" -n argo get "$pod" -o yaml || true
+        for container in $("$kubectl" -n argo get "$pod" -o jsonpath='{.spec.initContainers[*].name} {.spec.containers[*].name}' || true); do
+          echo "=== suite-argo: $pod $container"; "$kubectl" -n argo logs "$pod" -c "$container" --tail=50 || true
         done
       done; } >> "$log" 2>&1
     echo "fail: $(echo "$why" | tr -s '\t ' '  ' | cut -c1-240)"
