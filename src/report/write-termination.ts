@@ -3,7 +3,7 @@ import { describeSystemError } from "../base/errors.js";
 import { isCharacterDevice, writeFileAtomicOrInPlace } from "../base/atomic-write.js";
 import type { Reason } from "../handoff/post-file.js";
 import { UnsafeFileError } from "../base/safe-files.js";
-import { composeMessage, readExisting, readOptionalFile, readResults, type TerminationReason } from "./termination-message.js";
+import { composeMessage, readExisting, readOptionalFile, readResults, type StepRecord, type TerminationReason } from "./termination-message.js";
 
 /** What the termination message needs to know about how the step ended. */
 export interface TerminationOutcome {
@@ -28,7 +28,10 @@ export function writeTerminationMessage(
   warn: (message: string) => void,
 ): string | undefined {
   const path = options.terminationPath!;
-  const withResults = outcome.handOn && outcome.ranCommand;
+  // Results are read whenever the command ran, whatever became of it (a failure, a timeout, a cancel), as Tekton's
+  // entrypoint reads them: a failed task's results reach the pipeline's finally tasks and its own results (Tekton's
+  // e2e tests TestTaskResultsFromFailedTasks, TestPipelineResultsFromFailedTasks). A step that ran no command has none.
+  const withResults = outcome.ranCommand;
   let existing: string;
   try {
     existing = isCharacterDevice(path) ? "" : readExisting(path); // a device is written through (atomic-write.ts)
@@ -46,16 +49,28 @@ export function writeTerminationMessage(
   const stepArtifacts = options.stepMetadataDir === undefined ? undefined : `${metadata}/artifacts/provenance.json`;
   const taskArtifacts = options.tektonRoot === undefined ? undefined : `${options.tektonRoot}/artifacts/provenance.json`;
   const stepResults = options.stepResults ?? [];
+  const readAll = (): Omit<StepRecord, "startedAt"> => ({
+    results: readResults(options.resultsDir, options.results),
+    ...(stepResults.length > 0 ? { stepResults: readResults(`${metadata}/results`, stepResults, "step result") } : {}),
+    ...(stepArtifacts ? present("stepArtifacts", stepArtifacts) : {}),
+    ...(taskArtifacts ? present("taskArtifacts", taskArtifacts) : {}),
+  });
+  let read: Omit<StepRecord, "startedAt"> = { results: [] };
+  try {
+    if (withResults) read = readAll();
+  } catch (error) {
+    // A file that cannot be read fails a step that was about to hand on; a step that failed already still says how
+    // it ended, without results.
+    if (outcome.handOn) throw error;
+    warn(`${error instanceof Error ? error.message : String(error)}; the termination message holds no results`);
+  }
   const composed = composeMessage(
     existing,
     {
       startedAt: outcome.startedAt,
       ...(outcome.handOn && outcome.exitCode !== 0 ? { continuedExitCode: outcome.exitCode } : {}),
       ...(TERMINATION_REASONS.has(outcome.reason) ? { reason: outcome.reason as TerminationReason } : {}),
-      results: withResults ? readResults(options.resultsDir, options.results) : [],
-      ...(withResults && stepResults.length > 0 ? { stepResults: readResults(`${metadata}/results`, stepResults, "step result") } : {}),
-      ...(withResults && stepArtifacts ? present("stepArtifacts", stepArtifacts) : {}),
-      ...(withResults && taskArtifacts ? present("taskArtifacts", taskArtifacts) : {}),
+      ...read,
     },
     { withoutResults: options.resultFrom === "sidecar-logs", compressed: options.compressTerminationMessage === true },
   );

@@ -66,12 +66,28 @@ test("a --results-dir that does not exist: no results, the step still succeeds",
   assert.equal(termination(dir), `[{"key":"StartedAt","value":"${startedAt(dir, "post")}","type":3}]`);
 });
 
-test("failure: StartedAt only (no results of a failed step), POST.err, the command's code", async () => {
+// A failed step's results are in its message, as Tekton's entrypoint writes them: a failed task's results reach the
+// pipeline's finally tasks (Tekton's e2e test TestTaskResultsFromFailedTasks failed on baton without them).
+test("failure: StartedAt and the results the command wrote before it failed, POST.err, the command's code", async () => {
   const dir = tempDir();
   const exit = await runBaton([...stepArgs(dir), ...writesResults(dir, "exit 3")]);
   assert.equal(exit.code, 3);
-  assert.equal(termination(dir), `[{"key":"StartedAt","value":"${startedAt(dir, "post.err")}","type":3}]`);
+  assert.equal(
+    termination(dir),
+    `[{"key":"StartedAt","value":"${startedAt(dir, "post.err")}","type":3},` +
+      `{"key":"foo","value":"foo-value","type":1},{"key":"bar","value":"bar\\nvalue","type":1}]`,
+  );
   assert.equal(existsSync(join(dir, "post")), false);
+});
+
+test("failure with a result that cannot be read: one line, the message without results, the command's code", async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, "results"));
+  const exit = await runBaton([...stepArgs(dir), "--", "sh", "-c", `printf f > ${dir}/results/foo; ln -s /etc/passwd ${dir}/results/bar; exit 3`]);
+  assert.equal(exit.code, 3);
+  assert.match(exit.stderr, /^baton: cannot read result bar: .*; the termination message holds no results$/m);
+  assert.equal(termination(dir), `[{"key":"StartedAt","value":"${startedAt(dir, "post.err")}","type":3}]`);
+  assert.equal(readJson(join(dir, "post.err")).reason, "Error");
 });
 
 test("--on-error continue: ExitCode entry and results, POST, exit 0, the real code in exitCode", async () => {
@@ -103,7 +119,8 @@ test("timeout: Reason TimeoutExceeded, POST.err, exit 124", async () => {
   assert.equal(exit.code, 124);
   assert.equal(
     termination(dir),
-    `[{"key":"StartedAt","value":"${startedAt(dir, "post.err")}","type":3},{"key":"Reason","value":"TimeoutExceeded","type":3}]`,
+    `[{"key":"StartedAt","value":"${startedAt(dir, "post.err")}","type":3},{"key":"Reason","value":"TimeoutExceeded","type":3},` +
+      `{"key":"foo","value":"foo-value","type":1},{"key":"bar","value":"bar\\nvalue","type":1}]`,
   );
   assert.equal(readJson(join(dir, "post.err")).reason, "TimeoutExceeded");
 });
