@@ -108,7 +108,14 @@ flags() {
   "$kubectl" -n tekton-pipelines patch configmap config-defaults -p '{"data": {"default-sidecar-log-polling-interval": "0ms"}}' >/dev/null
 }
 
+# Tekton's CI installs the release with optional_config/ (test/e2e-common.sh): the controller may read pods' logs,
+# which results-from: sidecar-logs needs (the results sidecar prints the results; the controller reads its log).
+log_access() {
+  "$kubectl" "$1" -f "$src/../optional_config/enable-log-access-to-controller/" >/dev/null 2>&1 || [ "$1" = delete ]
+}
+
 cleanup() {
+  log_access delete
   "$kubectl" apply -f "$K8S_STATE/tekton/config-feature-flags.yaml" -f "$K8S_STATE/tekton/config-defaults.yaml" >/dev/null 2>&1 || true
   delete_volumes
 }
@@ -130,8 +137,11 @@ mkdir -p "$out"
 lines=$out/suite-tekton-$config.txt
 events=$out/suite-tekton-$config.jsonl
 trap cleanup EXIT
+# A failed test keeps its namespace (arendelle-*) for a look: a run starts by deleting the last run's.
+"$kubectl" get namespaces -o name | grep '^namespace/arendelle-' | xargs -r "$kubectl" delete --wait=false >/dev/null
 flags
 volumes
+log_access apply
 # The tests call `kubectl` by name (to read the feature flags, to create Gitea's objects).
 mkdir -p "$K8S_STATE/suite-tekton-bin" && ln -sf "$kubectl" "$K8S_STATE/suite-tekton-bin/kubectl"
 log "Tekton's e2e tests ($gate gate, -entrypoint-image $("$kubectl" -n tekton-pipelines get deployment tekton-pipelines-controller -o jsonpath='{.spec.template.spec.containers[0].args}' | tr -d '[]"' | tr ',' '\n' | awk 'f { print; exit } $0 == "-entrypoint-image" { f = 1 }'))"

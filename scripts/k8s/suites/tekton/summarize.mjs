@@ -1,6 +1,6 @@
 // One line per top-level test of Tekton's e2e suite, from `go tool test2json` events (scripts/k8s/suites/tekton.sh):
 // `suite: tekton TEST: pass | fail | skip: WHY`. WHY is a skip's own reason, a failure's first failed subtest and its
-// error (with the -got/+want lines of a diff), the reason excluded.tsv gives, or what was seen of a test that never
+// first error (with the -got/+want lines of a diff), the reason excluded.tsv gives, or what was seen of a test that never
 // ended.
 //
 //   node summarize.mjs EVENTS.jsonl EXCLUDED.tsv REGEX TEST...
@@ -33,15 +33,27 @@ for (const line of readFileSync(events, 'utf8').split('\n')) {
 }
 
 // Not reasons: the dump of a failed test's objects, the log streams, the pods' logs.
-const noise = /#####|Dumping objects|^(build_logs|stream|panic)\.go:/;
+const noise = /#####|Dumping objects|Deleting namespace|Not deleting namespace|^(build_logs|stream|panic)\.go:/;
 const errorLike = /error|fail|expect|want|got|timed out|timeout|diff|unexpected|not |couldn't|cannot|unable/i;
 const short = (text) => (text.length > 400 ? `${text.slice(0, 397)}...` : text);
+// The tests' progress (`Waiting for TaskRun ... to fail`) is no reason either.
+const progress = /^\S+: (Waiting|Creating|Create|Verify|Deleting|Checking|Getting|Running|Wait)\b/;
 const reason = (test) => {
   const messages = test.messages.filter((m) => !noise.test(m.text));
-  const message = messages.findLast((m) => errorLike.test(m.text)) ?? messages.at(-1);
+  // The first error: the later ones are mostly its consequences.
+  const message = messages.find((m) => errorLike.test(m.text) && !progress.test(m.text)) ?? messages.at(-1);
   if (!message) return '';
   const diff = message.more.filter((l) => /^[-+]\s/.test(l)).map((l) => l.replace(/\s+/g, ' '));
-  return short([message.text.replace(/\s+/g, ' '), ...diff].join('; '));
+  return short([message.text.replace(/\s+/g, ' '), ...diff].join('; ')) + cause(test);
+};
+// What a failed test's dump of its objects says of them: the first condition that is False, a TaskRun's rather than
+// its PipelineRun's `Failed` ("Tasks Completed: 4 (Failed: 1 ..."), which says less.
+const cause = (test) => {
+  const dump = test.messages.flatMap((m) => [m.text, ...m.more]).join('\n');
+  const conditions = [...dump.matchAll(/^message: ((?:.|\n(?!reason:))*?)\nreason: (\w+)\nstatus: "False"$/gm)]
+    .map(([, text, why]) => ({ why, text: text.replace(/\s+/g, ' ').replace(/^'(.*)'$/, '$1') }));
+  const condition = conditions.find((c) => c.why !== 'Failed') ?? conditions[0];
+  return condition ? ` [${condition.why}: ${condition.text.length > 250 ? `${condition.text.slice(0, 247)}...` : condition.text}]` : '';
 };
 
 for (const name of all) {
