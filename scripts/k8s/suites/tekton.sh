@@ -7,11 +7,11 @@
 #
 # REGEX (default: every test not in tekton/excluded.tsv) picks top-level tests, as `go test -run`. TEKTON_SUITE_GATE
 # (stable, beta or alpha; default stable) sets the feature flags as Tekton's CI sets them for that gate
-# (test/e2e-tests.sh with test/e2e-tests-kind*.env); the release's flags are put back at the end.
+# (e2e-tests.sh with e2e-tests-kind*.env); the release's flags are put back at the end.
 #
 # Prints `suite: tekton TEST: pass | fail | skip: WHY` per test and writes those lines to
-# $SUITE_OUT/suite-tekton-$SUITE_CONFIG.txt; the tests' whole output (test2json) goes beside it as
-# suite-tekton-$SUITE_CONFIG.jsonl.
+# $SUITE_OUT/suite-tekton-$SUITE_CONFIG.txt (suite-tekton-$SUITE_CONFIG-GATE.txt for another gate than stable); the
+# tests' whole output (test2json) goes beside it as .jsonl.
 set -eu
 k8s=$(cd "$(dirname "$0")/.." && pwd)
 . "$k8s/env.sh"
@@ -71,7 +71,7 @@ images() {
     IMAGE_CMD=$3 "$k8s/image.sh" "$name" "$2"
     if [ -x "$k8s/registry.sh" ]; then "$k8s/registry.sh" publish "$name"; fi
   done
-  # Eight tests name busybox by a digest (test/multiarch_utils.go), which no image made here can have: the stand-in
+  # Eight tests name busybox by a digest (multiarch_utils.go), which no image made here can have: the stand-in
   # is also given that name in containerd's store, where the kubelet finds it and, the reference not being :latest,
   # pulls nothing. A name only: its content is not the image that digest names.
   for name in $(grep -o 'mirror.gcr.io/busybox@sha256:[0-9a-f]*' "$src/multiarch_utils.go" | sort -u); do
@@ -96,7 +96,7 @@ delete_volumes() {
   rm -rf "$K8S_STATE/suite-tekton-pv"
 }
 
-# The feature flags Tekton's CI sets per gate (test/e2e-tests.sh, its defaults and the kind env files).
+# The feature flags Tekton's CI sets per gate (e2e-tests.sh, its defaults and the kind env files).
 flags() {
   case $gate in
     stable) data='"enable-api-fields": "stable", "results-from": "termination-message", "keep-pod-on-cancel": "false"' ;;
@@ -108,7 +108,7 @@ flags() {
   "$kubectl" -n tekton-pipelines patch configmap config-defaults -p '{"data": {"default-sidecar-log-polling-interval": "0ms"}}' >/dev/null
 }
 
-# Tekton's CI installs the release with optional_config/ (test/e2e-common.sh): the controller may read pods' logs,
+# Tekton's CI installs the release with optional_config/ (e2e-common.sh): the controller may read pods' logs,
 # which results-from: sidecar-logs needs (the results sidecar prints the results; the controller reads its log).
 log_access() {
   "$kubectl" "$1" -f "$src/../optional_config/enable-log-access-to-controller/" >/dev/null 2>&1 || [ "$1" = delete ]
@@ -134,8 +134,11 @@ for name in $all; do
   run="$run${run:+|}$name"
 done
 mkdir -p "$out"
-lines=$out/suite-tekton-$config.txt
-events=$out/suite-tekton-$config.jsonl
+# The stable gate's lines are the suite's; another gate's go beside them, named for it.
+base=$out/suite-tekton-$config
+[ "$gate" = stable ] || base=$base-$gate
+lines=$base.txt
+events=$base.jsonl
 trap cleanup EXIT
 # A failed test keeps its namespace (arendelle-*) for a look: a run starts by deleting the last run's.
 "$kubectl" get namespaces -o name | grep '^namespace/arendelle-' | xargs -r "$kubectl" delete --wait=false >/dev/null
