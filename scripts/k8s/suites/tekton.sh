@@ -153,6 +153,11 @@ start=$(date +%s)
 (cd "$src" && PATH=$K8S_STATE/suite-tekton-bin:$PATH SYSTEM_NAMESPACE=tekton-pipelines "$bin" -test.v=test2json -test.run "^(${run:-none})\$" -test.timeout 60m \
   -test.parallel "${TEKTON_SUITE_PARALLEL:-4}" -kubeconfig "$KUBECONFIG" 2>&1 | go tool test2json -t) > "$events" || true
 log "Tekton's e2e tests ran in $(( $(date +%s) - start )) s"
-node "$mod/summarize.mjs" "$events" "$mod/excluded.tsv" "$want" $all > "$lines"
+# A failure listed in known.tsv (this cluster's, failing on Tekton's own entrypoint too, or a listed difference) is a
+# `known failure`; any other fails the suite.
+node "$mod/summarize.mjs" "$events" "$mod/excluded.tsv" "$want" $all |
+  awk -F '\t' 'NR == FNR { if ($0 !~ /^#/) known[$1] = $2; next }
+    { split($0, w, " "); name = substr(w[3], 1, length(w[3]) - 1) }
+    w[4] == "fail:" && name in known && $0 !~ /: fail: never / { sub(/: fail: /, ": known failure: " known[name] "; "); } { print }' "$mod/known.tsv" - > "$lines"
 cat "$lines"
 ! grep -q ': fail' "$lines"
