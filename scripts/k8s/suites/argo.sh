@@ -124,6 +124,9 @@ YAML
   done
   chmod -R u+w "$work"
   "$kubectl" kustomize "$work" | "$kubectl" apply -f - >/dev/null
+  # The keys of scripts/k8s/argo.sh's artifact repository, in the tests' namespace (gofakes3 takes any).
+  "$kubectl" -n argo create secret generic s3-credentials --from-literal=accesskey=e2e --from-literal=secretkey=e2e-secret \
+    --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
   # The images' ENTRYPOINT and CMD, which the controller would read from a registry for a template that gives no
   # command (argosay:v2: ENTRYPOINT /argosay, and no CMD: an
   # ENTRYPOINT resets the CMD of the image it is built on).
