@@ -95,8 +95,11 @@ YAML
 }
 
 executor() {
+  # Only the image changes: what else the executor setting holds (the suites' resources) is kept.
+  rest=$("$kubectl" -n argo get configmap workflow-controller-configmap -o jsonpath='{.data.executor}' | grep -v '^image:' |
+    awk '{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); printf "%s\\n", $0 }')
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge \
-    -p "{\"data\": {\"executor\": \"image: $1\\n\"}}" >/dev/null
+    -p "{\"data\": {\"executor\": \"image: $1\\n$rest\"}}" >/dev/null
   # The controller reloads its ConfigMap as it changes: wait until its last word on the executor image is this one.
   # A change made while a new controller starts (between its first read of the ConfigMap and its informer's list)
   # is missed by it, seen here once under load: then the controller is restarted, as a user would.

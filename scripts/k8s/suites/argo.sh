@@ -137,6 +137,10 @@ YAML
     \"retentionPolicy\": \"completed: 10\\nfailed: 2\\nerrored: 2\\n\",
     \"failedPodRestart\": \"enabled: true\\nmaxRestarts: 3\\n\",
     \"namespaceParallelism\": \"10\"}}" >/dev/null
+  # The executor's resources (tests of resource quotas need its limits), beside the image suites.sh gave it.
+  image=$("$kubectl" -n argo get configmap workflow-controller-configmap -o jsonpath='{.data.executor}' | sed -n 's/^image: //p')
+  "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge -p "{\"data\": {\"executor\":
+    \"image: $image\\nimagePullPolicy: IfNotPresent\\nresources:\\n  requests: {cpu: 0.1, memory: 64Mi}\\n  limits: {cpu: 0.5, memory: 256Mi}\\n\"}}" >/dev/null
   # The controller reads `images` when it starts: a new environment restarts it.
   # KUBE_FEATURE_WatchListClient=false: client-go's watch-list requests fail on this cluster (Debian's etcd 3.4.23 has
   # no RequestWatchProgress); the controller falls back to list and watch each time, and learns of pods late.
