@@ -142,9 +142,7 @@ YAML
   "$kubectl" -n argo patch configmap workflow-controller-configmap --type merge -p "{\"data\": {\"executor\":
     \"image: $image\\nimagePullPolicy: IfNotPresent\\nresources:\\n  requests: {cpu: 0.1, memory: 64Mi}\\n  limits: {cpu: 0.5, memory: 256Mi}\\n\"}}" >/dev/null
   # The controller reads `images` when it starts: a new environment restarts it.
-  # KUBE_FEATURE_WatchListClient=false: client-go's watch-list requests fail on this cluster (Debian's etcd 3.4.23 has
-  # no RequestWatchProgress); the controller falls back to list and watch each time, and learns of pods late.
-  "$kubectl" -n argo set env deployment/workflow-controller DEFAULT_REQUEUE_TIME=1s KUBE_FEATURE_WatchListClient=false >/dev/null
+  "$kubectl" -n argo set env deployment/workflow-controller DEFAULT_REQUEUE_TIME=1s >/dev/null
   "$kubectl" -n argo rollout restart deployment/workflow-controller >/dev/null
   "$kubectl" -n argo rollout status deployment/workflow-controller --timeout=180s >/dev/null
 }
