@@ -56,7 +56,8 @@ images() {
     { echo "scripts/k8s/suites/argo.sh: $busybox is missing (cluster.sh up makes it)" >&2; exit 1; }
   root=$K8S_CACHE/rootfs/suite-argo
   rm -rf "$root" && mkdir -p "$root"
-  cp -a "$busybox" "$root/alpine" && mkdir -p "$root/alpine/tmp" && chmod 1777 "$root/alpine/tmp"
+  cp -a "$busybox" "$root/alpine" && mkdir -p "$root/alpine/tmp" "$root/alpine/run" "$root/alpine/var" &&
+    chmod 1777 "$root/alpine/tmp" && ln -s ../run "$root/alpine/var/run" # /var/run as in Alpine, Debian and Ubuntu
   for name in docker.io/library/alpine:3.23 docker.io/library/alpine:latest docker.io/library/debian:9.4; do
     "$k8s/image.sh" "$name" "$root/alpine"
   done
@@ -202,8 +203,10 @@ run_one() {
   log=$1 top=$2 method=$3
   cd "$source_dir/test/e2e"
   # The tests read files relative to test/e2e (testdata/, functional/): run in the release's own folder, read-only.
-  # Some tests run `kubectl` (the cluster's, first on PATH); E2E_WAIT_TIMEOUT as Argo's Makefile sets it.
-  PATH=$(dirname "$kubectl"):$PATH E2E_WAIT_TIMEOUT=90s timeout 600 "$TEST_BIN" -test.run "^$top\$" \
+  # Some tests run `kubectl` (the cluster's, first on PATH, its namespace argo as in Argo's set-up); E2E_WAIT_TIMEOUT
+  # as Argo's Makefile sets it.
+  KUBECONFIG=$tests_kubeconfig PATH=$(dirname "$kubectl"):$PATH E2E_WAIT_TIMEOUT=90s timeout 600 "$TEST_BIN" \
+    -test.run "^$top\$" \
     -testify.m "^$method\$" -test.v -test.timeout 8m > "$log" 2>&1 && status=0 || status=$?
   cd - >/dev/null
   if grep -q -- "--- PASS: $top/$method " "$log" && [ "$status" = 0 ]; then echo pass
@@ -240,6 +243,9 @@ results=$out/suite-argo-$config.txt
 failed=$out/suite-argo-$config/failed
 : > "$results"
 : > "$failed"
+tests_kubeconfig=$out/suite-argo-$config/kubeconfig
+"$kubectl" config view --raw > "$tests_kubeconfig"
+"$kubectl" --kubeconfig "$tests_kubeconfig" config set-context --current --namespace=argo >/dev/null
 build
 images
 setup
