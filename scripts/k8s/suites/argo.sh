@@ -143,7 +143,9 @@ YAML
   sed -e 's#endpoint: minio:9000#endpoint: 10.96.0.50:9000#' -e '/^  annotations:/d' \
     -e '/default-artifact-repository:/d' -e '/^    #/d' "$quick/artifact-repositories-configmap.yaml" |
     "$kubectl" -n argo apply -f - >/dev/null
-  for bucket in my-bucket my-bucket-2 my-bucket-3; do curl -sf -X PUT "http://10.96.0.50:9000/$bucket" >/dev/null; done
+  for bucket in my-bucket my-bucket-2 my-bucket-3; do # made, or there already (409)
+    case $(curl -s -o /dev/null -w '%{http_code}' -X PUT "http://10.96.0.50:9000/$bucket") in 200|409) ;; *) exit 1 ;; esac
+  done
   # The keys of scripts/k8s/argo.sh's artifact repository, in the tests' namespace (gofakes3 takes any).
   "$kubectl" -n argo create secret generic s3-credentials --from-literal=accesskey=e2e \
     --from-literal=secretkey=e2e-secret --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
