@@ -146,6 +146,10 @@ YAML
   for bucket in my-bucket my-bucket-2 my-bucket-3; do # made, or there already (409)
     case $(curl -s -o /dev/null -w '%{http_code}' -X PUT "http://10.96.0.50:9000/$bucket") in 200|409) ;; *) exit 1 ;; esac
   done
+  # The controller's ServiceAccount may write memoization caches (ConfigMaps), as Argo's e2e controller, which runs
+  # with the developer's kubeconfig, may: the quick-start's memoizer Role.
+  "$kubectl" -n argo create rolebinding suite-argo-memoizer --role=memoizer --serviceaccount=argo:argo \
+    --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
   # The keys of scripts/k8s/argo.sh's artifact repository, in the tests' namespace (gofakes3 takes any).
   "$kubectl" -n argo create secret generic s3-credentials --from-literal=accesskey=e2e \
     --from-literal=secretkey=e2e-secret --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
