@@ -96,7 +96,8 @@ setup() {
     pod-manager-default-rolebinding.yaml workflow-manager-role.yaml workflow-manager-default-rolebinding.yaml \
     agent-role.yaml agent-default-rolebinding.yaml artifactgc-role.yaml artifactgc-default-rolebinding.yaml \
     memoizer-role.yaml memoizer-default-rolebinding.yaml cluster-workflow-template-rbac.yaml \
-    default.service-account-token-secret.yaml minio/my-minio-cred-secret.yaml; do
+    default.service-account-token-secret.yaml minio/my-minio-cred-secret.yaml webhooks/github.com-sa.yaml \
+    webhooks/github.com-secret.yaml webhooks/github.com-rolebinding.yaml webhooks/submit-workflow-template-role.yaml; do
     cp "$quick/$file" "$work/quick-start-${file##*/}" && files="$files- quick-start-${file##*/}\n"
   done
   for file in argo.service-account-token-secret.yaml get-cm-rbac.yaml e2e-secrets-rbac.yaml \
