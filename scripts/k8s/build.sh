@@ -3,7 +3,7 @@
 # own, and the controllers the cluster runs (Tekton Pipelines', Argo Workflows'). Test infrastructure only: nothing
 # here is shipped in baton's bundle or image.
 #
-#   scripts/k8s/build.sh [GROUP...]   build what is missing (groups: kubernetes tekton argo s3; default all)
+#   scripts/k8s/build.sh [GROUP...]   build what is missing (groups: kubernetes tekton argo s3 containerd; default all)
 #
 # Each group is pinned by a module of its own in scripts/k8s/<group>/ (go.mod names the release, go.sum the checksum
 # of every module it is built from) and checksums.txt beside this script holds the SHA-256 of each binary by Go
@@ -23,8 +23,9 @@ goversion=$(go env GOVERSION)
 groups="kubernetes k8s.io/kubernetes k8stools k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl
 tekton github.com/tektoncd/pipeline k8stools github.com/tektoncd/pipeline/cmd/controller github.com/tektoncd/pipeline/cmd/webhook github.com/tektoncd/pipeline/cmd/entrypoint github.com/tektoncd/pipeline/cmd/nop github.com/tektoncd/pipeline/cmd/sidecarlogresults github.com/tektoncd/pipeline/cmd/workingdirinit
 argo github.com/argoproj/argo-workflows/v4 k8stools github.com/argoproj/argo-workflows/v4/cmd/workflow-controller github.com/argoproj/argo-workflows/v4/cmd/argoexec
-s3 github.com/johannesboyne/gofakes3 k8stools github.com/johannesboyne/gofakes3/cmd/gofakes3"
-want_groups=${*:-kubernetes tekton argo s3}
+s3 github.com/johannesboyne/gofakes3 k8stools github.com/johannesboyne/gofakes3/cmd/gofakes3
+containerd github.com/containerd/containerd/v2 k8stools,urfave_cli_no_docs,osusergo,netgo github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr"
+want_groups=${*:-kubernetes tekton argo s3 containerd}
 
 # The version the programs report (the API server's /version, the node's kubeletVersion, `kubectl version`), which
 # Kubernetes' own build sets by -X (hack/lib/version.sh): without it they say v0.0.0-master, and Tekton's controller,
@@ -38,6 +39,9 @@ ldflags() {
           "$package" "$2" "$package" "$package" "$minor" "$package" "$package"
       done
       echo "-s -w" ;;
+    # containerd's Makefile stamps its version so (`containerd --version`, the CRI's RuntimeVersion the node reports).
+    containerd)
+      echo "-X github.com/containerd/containerd/v2/version.Version=$2 -X github.com/containerd/containerd/v2/version.Package=github.com/containerd/containerd -s -w" ;;
     *) echo "-s -w" ;;
   esac
 }

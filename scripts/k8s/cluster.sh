@@ -109,8 +109,8 @@ certificates() {
 }
 
 # --- configuration files --------------------------------------------------------------------------------------------
-configs() {
-  mkdir -p "$S/containerd" "$S/cni/net.d" "$S/cni/ipam" "$S/kubelet" "$S/pod-logs" "$S/kubelet-plugins"
+# Debian's containerd 1.6: its configuration format 2.
+containerd16_config() {
   cat > "$S/containerd/config.toml" <<TOML
 version = 2
 root = "$S/containerd/root"
@@ -140,6 +140,54 @@ state = "$S/containerd/state"
     bin_dir = "/usr/lib/cni"
     conf_dir = "$S/cni/net.d"
 TOML
+}
+
+# containerd 2 (built from scripts/k8s/containerd/go.mod): format 3, the same settings as 1.6's where they moved (the
+# CRI's image settings in cri.v1.images, its runtime's in cri.v1.runtime), the shim given by its path (Debian's
+# containerd-shim-runc-v2 of 1.6 is on PATH), the opt plugin's folder under the state folder (its default is
+# /opt/containerd), NRI off (it would listen on /var/run/nri/nri.sock; no plugin here uses it).
+containerd2_config() {
+  cat > "$S/containerd/config.toml" <<TOML
+version = 3
+root = "$S/containerd/root"
+state = "$S/containerd/state"
+[grpc]
+  address = "$K8S_CONTAINERD_SOCK"
+[plugins.'io.containerd.internal.v1.opt']
+  path = "$S/containerd/opt"
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
+[plugins.'io.containerd.grpc.v1.cri']
+  stream_server_address = "127.0.0.1"
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = "registry.k8s.io/pause:3.10.1"
+  # As for 1.6: every registry's images from the node's registry (registry.sh).
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = "$S/containerd/certs.d"
+[plugins.'io.containerd.cri.v1.runtime']
+  # As for 1.6: no CAP_SYS_RESOURCE here.
+  restrict_oom_score_adj = true
+  # Off, as in 1.6 (which had no CDI): no device here is described by one.
+  enable_cdi = false
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = "runc"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = "$(dirname "$(k8s_bin containerd containerd)")/containerd-shim-runc-v2"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$S/runc"
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["/usr/lib/cni"]
+    conf_dir = "$S/cni/net.d"
+TOML
+}
+
+configs() {
+  mkdir -p "$S/containerd" "$S/cni/net.d" "$S/cni/ipam" "$S/kubelet" "$S/pod-logs" "$S/kubelet-plugins"
+  if [ "$K8S_RUNTIME" = containerd2 ]; then containerd2_config; else containerd16_config; fi
   for host in $MIRRORED; do
     mkdir -p "$S/containerd/certs.d/$host"
     printf 'server = "https://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$host" "$K8S_REGISTRY" \
@@ -159,6 +207,9 @@ YAML
 ]}
 JSON
   : > "$S/resolv.conf"
+  # Image volumes (beta in 1.34, off by default) where the runtime mounts them.
+  feature_gates=
+  [ "$K8S_RUNTIME" != containerd2 ] || feature_gates="featureGates: {ImageVolume: true}"
   # cgroupfs (PID 1 is not systemd here), cgroup v1 allowed (failCgroupV1: false; 1.34 only warns), every pod's cgroup
   # under /baton-k8s so that `down` finds them; logs, plugins and the kubelet's own files under the state folder.
   cat > "$S/kubelet/config.yaml" <<YAML
@@ -187,6 +238,7 @@ serializeImagePulls: false
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
 imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
+$feature_gates
 YAML
   cat > "$S/kube-proxy.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -252,7 +304,9 @@ etcd_binary() {
 
 packages() {
   need=
-  for tool in containerd:containerd runc:runc ctr:containerd iptables:iptables openssl:openssl gcc:gcc ip:iproute2 curl:curl; do
+  tools="runc:runc iptables:iptables openssl:openssl gcc:gcc ip:iproute2 curl:curl"
+  [ "$K8S_RUNTIME" = containerd2 ] || tools="containerd:containerd ctr:containerd $tools"
+  for tool in $tools; do
     command -v "${tool%%:*}" >/dev/null || need="$need ${tool#*:}"
   done
   [ -x /usr/lib/cni/bridge ] || need="$need containernetworking-plugins"
@@ -267,11 +321,18 @@ up() {
   [ "$(id -u)" = 0 ] || die "needs root"
   if running kube-apiserver; then log "already up ($S)"; return 0; fi
   [ ! -e "$S" ] || die "$S exists: run \`scripts/k8s/cluster.sh down\` first"
+  case $K8S_RUNTIME in
+    containerd2) containerd=containerd ;;
+    debian) containerd= ;;
+    *) die "BATON_K8S_RUNTIME=$K8S_RUNTIME: containerd2 (the default) or debian" ;;
+  esac
   packages
-  "$here/build.sh" kubernetes
+  # shellcheck disable=SC2086 # a list
+  "$here/build.sh" kubernetes $containerd
   etcd=$(etcd_binary)
   registry=$(registry_binary)
   mkdir -p "$S/run" "$S/logs"
+  echo "$K8S_RUNTIME" > "$S/run/runtime"
   # What `down` puts back or leaves alone: sysctls, the network namespaces that were there before.
   for key in $SYSCTLS; do printf '%s %s\n' "$key" "$(sysctl -n "$key" 2>/dev/null || echo -)"; done > "$S/run/sysctls"
   ip netns list 2>/dev/null | awk '{ print $1 }' > "$S/run/netns-before"
@@ -285,14 +346,16 @@ up() {
   ip addr add "$K8S_NODE_IP/24" dev "$K8S_BRIDGE"
   ip link set "$K8S_BRIDGE" up
 
-  log "etcd $("$etcd" --version | sed -n 's/^etcd Version: //p'), containerd $(containerd --version | awk '{ print $3 }')"
+  containerd=$(command -v containerd) ctr=$(k8s_ctr)
+  [ "$K8S_RUNTIME" = debian ] || containerd=$(k8s_bin containerd containerd)
+  log "etcd $("$etcd" --version | sed -n 's/^etcd Version: //p'), containerd $("$containerd" --version | awk '{ print $3 }')"
   start etcd "$etcd" --name baton --data-dir "$S/etcd" --listen-client-urls http://127.0.0.1:23790 \
     --advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \
     --initial-advertise-peer-urls http://127.0.0.1:23800 --initial-cluster baton=http://127.0.0.1:23800
   start registry "$registry" serve "$S/registry.yml"
   wait_for registry 30 curl -sf "http://$K8S_REGISTRY/v2/"
-  start containerd containerd --config "$S/containerd/config.toml"
-  wait_for containerd 30 ctr --address "$K8S_CONTAINERD_SOCK" version
+  start containerd "$containerd" --config "$S/containerd/config.toml"
+  wait_for containerd 30 "$ctr" --address "$K8S_CONTAINERD_SOCK" version
   base_images
 
   bin=$(dirname "$(k8s_bin kubernetes kube-apiserver)")
@@ -300,7 +363,10 @@ up() {
   # watch-list stream, which it refuses when etcd lacks progress notifications (Debian's 3.4.23 does: "a watch stream
   # was requested by the client but the required storage feature RequestWatchProgress is disabled"). Argo's controller
   # watches so, and then saw a pod's or task result's change only at its informers' next relist, 30-60 s late.
-  start kube-apiserver "$bin/kube-apiserver" --etcd-servers=http://127.0.0.1:23790 --feature-gates=WatchList=false \
+  # ImageVolume (beta in 1.34, off by default) where the runtime mounts images.
+  gates=WatchList=false
+  [ "$K8S_RUNTIME" != containerd2 ] || gates=$gates,ImageVolume=true
+  start kube-apiserver "$bin/kube-apiserver" --etcd-servers=http://127.0.0.1:23790 --feature-gates=$gates \
     --bind-address="$K8S_NODE_IP" --advertise-address="$K8S_NODE_IP" --secure-port=6443 \
     --service-cluster-ip-range="$K8S_SERVICE_CIDR" --client-ca-file="$S/pki/ca.crt" \
     --tls-cert-file="$S/pki/apiserver.crt" --tls-private-key-file="$S/pki/apiserver.key" \
@@ -354,7 +420,7 @@ down() {
   # Whatever containers are left: killed and removed through containerd (sandboxes too), then containerd stops; its
   # shims (started by it, with our socket on their command line) go with it.
   if running containerd; then
-    ctr="ctr --address $K8S_CONTAINERD_SOCK -n k8s.io"
+    ctr="$(k8s_ctr) --address $K8S_CONTAINERD_SOCK -n k8s.io"
     for task in $($ctr tasks list -q 2>/dev/null); do $ctr tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true; done
     sleep 1
     for task in $($ctr tasks list -q 2>/dev/null); do $ctr tasks delete -f "$task" >/dev/null 2>&1 || true; done

@@ -16,7 +16,19 @@ K8S_API=https://$K8S_NODE_IP:6443
 K8S_REGISTRY=127.0.0.1:25000
 KUBECONFIG=$K8S_STATE/pki/admin.kubeconfig
 export KUBECONFIG
+# The node's container runtime (docs/e2e-k8s.md, "Which containerd"): containerd2, containerd 2 built here from its
+# module (scripts/k8s/containerd/go.mod), which mounts images as volumes; or debian, Debian's containerd 1.6, which
+# does not. `up` records its choice in run/runtime, which `down`, the other scripts and the tests then follow.
+K8S_RUNTIME=$(cat "$K8S_STATE/run/runtime" 2>/dev/null || echo "${BATON_K8S_RUNTIME:-containerd2}")
+# containerd 2.2's ctr prints, at every command, the daemon's deprecation of cgroup v1 (this machine's); the daemon's
+# log keeps it.
+CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
+export CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS
 # Where scripts/k8s/build.sh put a group's programs: k8s_bin GROUP NAME.
 k8s_bin() {
   awk -v n="$2" '$1 == n { print $3 }' "$K8S_CACHE/bin/$1.tsv" 2>/dev/null | grep . || { echo "scripts/k8s: $2 is not built (scripts/k8s/build.sh $1)" >&2; return 1; }
+}
+# The ctr of the node's runtime (the one built with containerd 2, or Debian's).
+k8s_ctr() {
+  if [ "$K8S_RUNTIME" = containerd2 ]; then k8s_bin containerd ctr; else command -v ctr; fi
 }

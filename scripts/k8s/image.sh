@@ -11,8 +11,9 @@
 # Files are owned by 0:0 with the time 0, in name order: the same folder gives the same image ID.
 set -eu
 . "$(dirname "$0")/env.sh"
+ctr=$(k8s_ctr)
 if [ "${1:-}" = --archive ] && [ -n "${2:-}" ]; then
-  ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io images import "$2" >/dev/null
+  "$ctr" --address "$K8S_CONTAINERD_SOCK" -n k8s.io images import "$2" >/dev/null
   echo "k8s: image archive $2" >&2
   exit 0
 fi
@@ -29,5 +30,5 @@ printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":[%s],"Env":[
   "$entrypoint" "${IMAGE_USER:+,\"User\":\"$IMAGE_USER\"}" "${IMAGE_CMD:+,\"Cmd\":[\"$IMAGE_CMD\"]}" "$diff_id" > "$work/config.json"
 printf '[{"Config":"config.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$name" > "$work/manifest.json"
 tar -C "$work" -cf "$work/image.tar" manifest.json config.json layer.tar
-ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io images import --no-unpack=false "$work/image.tar" >/dev/null
+"$ctr" --address "$K8S_CONTAINERD_SOCK" -n k8s.io images import --no-unpack=false "$work/image.tar" >/dev/null
 echo "k8s: image $name ($folder)" >&2

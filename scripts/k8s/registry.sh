@@ -9,7 +9,7 @@
 # mirror.gcr.io/busybox -> busybox): two registries' images of the same path are one image here.
 set -eu
 . "$(dirname "$0")/env.sh"
-ctr="ctr --address $K8S_CONTAINERD_SOCK -n k8s.io"
+ctr="$(k8s_ctr) --address $K8S_CONTAINERD_SOCK -n k8s.io"
 
 # full NAME[:TAG]: the name as containerd stores it (docker.io/library/ added to a short name, :latest to no tag).
 full() {

@@ -2,7 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CONTAINERD_SOCK, REPO } from "./kube.js";
+import { CONTAINERD_SOCK, CTR, REPO } from "./kube.js";
 
 const version = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
 export const BATON_IMAGE = `ghcr.io/baton-dev/baton:${version}`;
@@ -10,5 +10,5 @@ const ARCHIVE = join(REPO, "dist/baton-image.tar");
 
 export function importBatonImage(): void {
   if (!existsSync(ARCHIVE)) throw new Error(`${ARCHIVE} is missing: make image`);
-  execFileSync("ctr", ["--address", CONTAINERD_SOCK, "-n", "k8s.io", "images", "import", ARCHIVE], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(CTR, ["--address", CONTAINERD_SOCK, "-n", "k8s.io", "images", "import", ARCHIVE], { stdio: ["ignore", "ignore", "inherit"] });
 }

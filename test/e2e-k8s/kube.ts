@@ -16,6 +16,12 @@ function env(name: string): string {
 const cache = env("K8S_CACHE");
 export const KUBECONFIG = env("KUBECONFIG");
 export const CONTAINERD_SOCK = env("K8S_CONTAINERD_SOCK");
+/** The node's runtime as `cluster.sh up` chose it: containerd2 (image volumes) or debian (containerd 1.6). */
+export const RUNTIME = env("K8S_RUNTIME");
+// containerd 2.2's ctr would print the daemon's deprecation of cgroup v1 (this machine's) at every command.
+process.env.CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS = "1";
+/** The ctr of that runtime. */
+export const CTR = execFileSync("sh", ["-c", ". ./env.sh && k8s_ctr"], { cwd: K8S, encoding: "utf8" }).trim();
 
 /** The path of a program scripts/k8s/build.sh built (its table: NAME VERSION PATH SHA256). */
 export function builtProgram(group: string, name: string): string {
@@ -93,7 +99,7 @@ export async function killContainer(namespace: string, pod: string, container: s
   }
   const status = (getJson("pod", pod, namespace).status.containerStatuses as Json[]).find((s) => s.name === container);
   const id = String(status?.containerID ?? "").replace(/^containerd:\/\//, "");
-  const tasks = execFileSync("ctr", ["--address", CONTAINERD_SOCK, "-n", "k8s.io", "tasks", "list"], { encoding: "utf8" });
+  const tasks = execFileSync(CTR, ["--address", CONTAINERD_SOCK, "-n", "k8s.io", "tasks", "list"], { encoding: "utf8" });
   const pid = tasks.split("\n").map((l) => l.trim().split(/\s+/)).find((f) => f[0] === id)?.[1];
   if (!pid) throw new Error(`${pod}/${container}: container ${id} is not among containerd's tasks`);
   process.kill(Number(pid), "SIGKILL");
