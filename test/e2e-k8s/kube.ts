@@ -15,6 +15,7 @@ function env(name: string): string {
 
 const cache = env("K8S_CACHE");
 export const KUBECONFIG = env("KUBECONFIG");
+export const STATE = env("K8S_STATE");
 export const CONTAINERD_SOCK = env("K8S_CONTAINERD_SOCK");
 /** The node's runtime as `cluster.sh up` chose it: containerd2 (image volumes) or debian (containerd 1.6). */
 export const RUNTIME = env("K8S_RUNTIME");
