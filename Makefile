@@ -192,8 +192,8 @@ e2e: $(IMAGE) $(NODE_MODULES)
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io; }
 	node --import tsx --test --test-timeout=300000 --test-reporter=spec --test-concurrency=1 test/e2e/*.test.ts
 
-# A real Kubernetes on one machine (docs/e2e-k8s.md): a single-node cluster built from k8s.io/kubernetes and Debian's
-# etcd, containerd, runc and CNI plugins (scripts/k8s/, builds cached in ~/.cache/baton-k8s), Tekton Pipelines' and
+# A real Kubernetes on one machine (docs/e2e-k8s.md): a single-node cluster built from k8s.io/kubernetes, containerd 2
+# and Debian's etcd, runc and CNI plugins (scripts/k8s/, builds cached in ~/.cache/baton-k8s), Tekton Pipelines' and
 # Argo Workflows' own controllers, each case run stock and with baton's image swapped in, one line per case; the
 # cluster is torn down whatever the outcome. Needs root. Not in CI (docs/e2e-k8s.md says why).
 e2e-k8s: $(IMAGE) $(SEA) $(NODE_MODULES)

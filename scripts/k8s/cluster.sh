@@ -9,8 +9,9 @@
 #                                   the bridge, iptables chains, cgroups, sysctls, the state folder
 #   scripts/k8s/cluster.sh status   what runs
 #
-# Kubernetes' programs are built from k8s.io/kubernetes (scripts/k8s/kubernetes/go.mod); etcd, containerd, runc and
-# the CNI plugins are Debian's. Everything lives under $BATON_K8S_STATE (default /var/lib/baton-k8s): certificates
+# Kubernetes' programs are built from k8s.io/kubernetes (scripts/k8s/kubernetes/go.mod), containerd 2 from its module
+# (scripts/k8s/containerd/go.mod; BATON_K8S_RUNTIME=debian: Debian's containerd 1.6 instead); etcd, runc and the CNI
+# plugins are Debian's. Everything lives under $BATON_K8S_STATE (default /var/lib/baton-k8s): certificates
 # made here with openssl, kubeconfigs, the programs' data, logs (logs/NAME.log). `export KUBECONFIG=$STATE/pki/
 # admin.kubeconfig` (scripts/k8s/env.sh) for kubectl.
 set -eu
