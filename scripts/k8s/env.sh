@@ -18,8 +18,9 @@ KUBECONFIG=$K8S_STATE/pki/admin.kubeconfig
 export KUBECONFIG
 # The node's container runtime (docs/e2e-k8s.md, "Which containerd"): containerd2, containerd 2 built here from its
 # module (scripts/k8s/containerd/go.mod), which mounts images as volumes; or debian, Debian's containerd 1.6, which
-# does not. `up` records its choice in run/runtime, which `down`, the other scripts and the tests then follow.
-K8S_RUNTIME=$(cat "$K8S_STATE/run/runtime" 2>/dev/null || echo "${BATON_K8S_RUNTIME:-containerd2}")
+# does not. `up` records its choice in run/runtime, which `down`, the other scripts and the tests then follow (a
+# cluster started before that file existed ran Debian's).
+K8S_RUNTIME=$(cat "$K8S_STATE/run/runtime" 2>/dev/null || { [ -d "$K8S_STATE/run" ] && echo debian; } || echo "${BATON_K8S_RUNTIME:-containerd2}")
 # containerd 2.2's ctr prints, at every command, the daemon's deprecation of cgroup v1 (this machine's); the daemon's
 # log keeps it.
 CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
