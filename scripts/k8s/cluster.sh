@@ -323,13 +323,13 @@ up() {
   if running kube-apiserver; then log "already up ($S)"; return 0; fi
   [ ! -e "$S" ] || die "$S exists: run \`scripts/k8s/cluster.sh down\` first"
   case $K8S_RUNTIME in
-    containerd2) containerd=containerd ;;
-    debian) containerd= ;;
+    containerd2) built=containerd ;;
+    debian) built= ;;
     *) die "BATON_K8S_RUNTIME=$K8S_RUNTIME: containerd2 (the default) or debian" ;;
   esac
   packages
   # shellcheck disable=SC2086 # a list
-  "$here/build.sh" kubernetes $containerd
+  "$here/build.sh" kubernetes $built
   etcd=$(etcd_binary)
   registry=$(registry_binary)
   mkdir -p "$S/run" "$S/logs"
@@ -347,8 +347,8 @@ up() {
   ip addr add "$K8S_NODE_IP/24" dev "$K8S_BRIDGE"
   ip link set "$K8S_BRIDGE" up
 
-  containerd=$(command -v containerd) ctr=$(k8s_ctr)
-  [ "$K8S_RUNTIME" = debian ] || containerd=$(k8s_bin containerd containerd)
+  if [ "$K8S_RUNTIME" = containerd2 ]; then containerd=$(k8s_bin containerd containerd); else containerd=$(command -v containerd); fi
+  ctr=$(k8s_ctr)
   log "etcd $("$etcd" --version | sed -n 's/^etcd Version: //p'), containerd $("$containerd" --version | awk '{ print $3 }')"
   start etcd "$etcd" --name baton --data-dir "$S/etcd" --listen-client-urls http://127.0.0.1:23790 \
     --advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \
