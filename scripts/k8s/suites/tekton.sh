@@ -75,7 +75,7 @@ images() {
   # is also given that name in containerd's store, where the kubelet finds it and, the reference not being :latest,
   # pulls nothing. A name only: its content is not the image that digest names.
   for name in $(grep -o 'mirror.gcr.io/busybox@sha256:[0-9a-f]*' "$src/multiarch_utils.go" | sort -u); do
-    ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io images tag --force mirror.gcr.io/busybox:latest "$name" >/dev/null
+    "$(k8s_ctr)" --address "$K8S_CONTAINERD_SOCK" -n k8s.io images tag --force mirror.gcr.io/busybox:latest "$name" >/dev/null
   done
 }
 
