@@ -75,6 +75,9 @@ images() {
   cp -a "$root/argosay-v1" "$root/argosay-v2"
   install -m 755 "$source_dir/test/e2e/images/argosay/v2/argosay" "$root/argosay-v2/argosay"
   "$k8s/image.sh" docker.io/argoproj/argosay:v2 "$root/argosay-v2" /argosay
+  "$(k8s_ctr)" --address "$K8S_CONTAINERD_SOCK" -n k8s.io images tag --force "$STOCK" quay.io/argoproj/argoexec:latest >/dev/null
+  "$k8s/registry.sh" publish docker.io/library/alpine:latest docker.io/docker/whalesay:latest \
+    quay.io/argoproj/argoexec:latest
 }
 
 # What the release's e2e set-up (`make start PROFILE=minimal`: its argo-workflows/test/e2e/manifests/minimal) gives
